@@ -1,0 +1,3 @@
+"""agenttest: test AI agents in CI."""
+
+__version__ = "0.1.0"

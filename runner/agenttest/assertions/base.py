@@ -1,0 +1,172 @@
+"""The assertion registry: each type is a small named function that turns a subject into a verdict."""
+
+from __future__ import annotations
+
+import inspect
+import json
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..agents.base import AgentResponse
+from ..errors import SuiteError
+
+
+@dataclass
+class AssertionSpec:
+    """One assertion as written in a case, validated at load time.
+
+    `prepared` holds what the type's `prepare` step built once (a compiled regex, a parsed JSONPath, a loaded
+    schema, a resolved callable) so evaluation does no parsing.
+    """
+
+    type: str
+    value: Any = None
+    path: str | None = None
+    message: str | None = None
+    negate: bool = False
+    options: dict[str, Any] = field(default_factory=dict)
+    use: str | None = None
+    script: str | None = None
+    base_dir: Path = field(default_factory=Path.cwd)
+    prepared: Any = None
+
+
+@dataclass
+class Verdict:
+    """What one assertion function decides."""
+
+    passed: bool
+    message: str
+    expected: Any = None
+    actual: Any = None
+    score: float | None = None
+
+
+@dataclass
+class EvalContext:
+    """Everything an assertion may look at for one agent response."""
+
+    response: AgentResponse
+    input: Any = None
+    latency_ms: float = 0.0
+
+    @property
+    def output(self) -> Any:
+        return self.response.subject()
+
+    @property
+    def text(self) -> str:
+        return to_text(self.output)
+
+
+@dataclass
+class AssertionResult:
+    """The verdict of one assertion as kept in the report."""
+
+    type: str
+    passed: bool
+    message: str
+    expected: Any = None
+    actual: Any = None
+    negate: bool = False
+    score: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"type": self.type, "passed": self.passed, "message": self.message,
+                               "expected": self.expected, "actual": self.actual}
+        if self.negate:
+            out["negate"] = True
+        if self.score is not None:
+            out["score"] = self.score
+        return out
+
+
+Evaluate = Callable[[AssertionSpec, EvalContext], "Verdict | Awaitable[Verdict]"]
+Prepare = Callable[[AssertionSpec], None]
+
+
+@dataclass
+class AssertionType:
+    name: str
+    evaluate: Evaluate
+    prepare: Prepare | None = None
+
+
+REGISTRY: dict[str, AssertionType] = {}
+
+
+def assertion(*names: str, prepare: Prepare | None = None) -> Callable[[Evaluate], Evaluate]:
+    """Register an evaluate function under one or more type names, with an optional load-time `prepare`."""
+
+    def register(func: Evaluate) -> Evaluate:
+        for name in names:
+            REGISTRY[name] = AssertionType(name=name, evaluate=func, prepare=prepare)
+        return func
+
+    return register
+
+
+def known_types() -> list[str]:
+    return sorted(REGISTRY)
+
+
+def prepare_assertion(spec: AssertionSpec) -> None:
+    """Load-time check of one assertion: unknown type or a bad value raises SuiteError (field-level message)."""
+    kind = REGISTRY.get(spec.type)
+    if kind is None:
+        raise SuiteError(f"unknown assertion type {spec.type!r} (valid: {', '.join(known_types())})")
+    if kind.prepare is not None:
+        kind.prepare(spec)
+
+
+async def evaluate_all(specs: list[AssertionSpec], ctx: EvalContext) -> list[AssertionResult]:
+    """Evaluate every assertion (no short-circuit), applying `negate` and the `message` override."""
+    results = []
+    for spec in specs:
+        try:
+            outcome = REGISTRY[spec.type].evaluate(spec, ctx)
+            verdict = await outcome if inspect.isawaitable(outcome) else outcome
+        except Exception as exc:  # a user's script or a broken value must not take down the run
+            verdict = Verdict(False, f"{spec.type} assertion raised {type(exc).__name__}: {exc}")
+        results.append(_finish(spec, verdict))
+    return results
+
+
+def failure_message(results: list[AssertionResult]) -> str:
+    """Every failure joined with `; ` (Yao's `error`)."""
+    return "; ".join(r.message for r in results if not r.passed)
+
+
+def _finish(spec: AssertionSpec, verdict: Verdict) -> AssertionResult:
+    passed, message = verdict.passed, verdict.message
+    if spec.negate:
+        passed = not passed
+        message = "negated assertion passed" if passed else f"negated: {message}"
+    if not passed and spec.message:
+        message = spec.message
+    return AssertionResult(type=spec.type, passed=passed, message=message, expected=verdict.expected,
+                           actual=verdict.actual, negate=spec.negate, score=verdict.score)
+
+
+def to_text(value: Any) -> str:
+    """Text of a subject: strings as they are, None as "", anything else compact JSON with sorted keys."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+def json_equal(a: Any, b: Any) -> bool:
+    """Deep equality as JSON sees it: objects order-insensitive, 1 == 1.0, true != 1, arrays ordered."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return isinstance(a, bool) and isinstance(b, bool) and a == b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return a == b
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(json_equal(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b, strict=True))
+    return type(a) is type(b) and a == b

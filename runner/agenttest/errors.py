@@ -1,0 +1,63 @@
+"""One hierarchy for user mistakes: each carries where it happened; tracebacks are for our bugs only."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass
+class Where:
+    """A place in a user's file: path, 1-based line, and the field inside the entry."""
+
+    file: str | None = None
+    line: int | None = None
+    field: str | None = None
+
+    def __str__(self) -> str:
+        place = self.file or ""
+        if self.line is not None:
+            place = f"{place}:{self.line}" if place else f"line {self.line}"
+        if self.field:
+            place = f"{place}: {self.field}" if place else self.field
+        return place
+
+
+class AgentTestError(Exception):
+    """A mistake in what the user gave us (flags, config, suite). Maps to exit code 2."""
+
+    def __init__(self, message: str, where: Where | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.where = where or Where()
+
+    def __str__(self) -> str:
+        place = str(self.where)
+        return f"{place}: {self.message}" if place else self.message
+
+
+class UsageError(AgentTestError):
+    """Bad command-line usage."""
+
+
+class ConfigError(AgentTestError):
+    """A problem in agenttest.yaml (unknown key, missing variable, unknown agent)."""
+
+
+class SuiteError(AgentTestError):
+    """A problem in a suite file or an entry of it (bad JSON, invalid case, bad assertion)."""
+
+
+class HookError(AgentTestError):
+    """A hook reference that cannot be resolved, or a hook that raised."""
+
+
+ERROR_KINDS = ("invalid", "agent", "simulator", "judge", "hook", "infra")
+
+
+class AgentCallError(Exception):
+    """An agent call failed. `kind` is one of ERROR_KINDS (usually `agent` or `infra`)."""
+
+    def __init__(self, message: str, kind: str = "agent") -> None:
+        super().__init__(message)
+        self.message = message
+        self.kind = kind

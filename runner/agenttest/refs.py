@@ -1,0 +1,95 @@
+"""Resolve `module.function` references (hooks, script assertions) to Python callables in the user's files."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import inspect
+import sys
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from .errors import HookError
+
+_MODULES: dict[Path, ModuleType] = {}
+
+
+def resolve_callable(ref: str, search_dirs: Iterable[Path], what: str = "function") -> Callable[..., Any]:
+    """`env_test.Before` → the `Before` attribute of the first `env_test.py` found in `search_dirs`.
+
+    The module part may be dotted or slashed (`setup.db_test.Before`, `setup/db_test.Before` → `setup/db_test.py`).
+    Raises HookError naming the reference and where it looked.
+    """
+    ref = ref.strip()
+    if "." not in ref or ref.startswith(".") or ref.endswith("."):
+        raise HookError(f"{what} reference {ref!r} must look like module.function (e.g. env_test.Before)")
+    module_part, func_name = ref.rsplit(".", 1)
+    relative = Path(*module_part.replace("\\", "/").replace(".", "/").split("/"))
+    dirs = _unique(search_dirs)
+    for directory in dirs:
+        candidate = (directory / relative).with_suffix(".py")
+        if candidate.is_file():
+            module = _load(candidate.resolve())
+            func = getattr(module, func_name, None)
+            if func is None:
+                raise HookError(f"{what} {func_name!r} is not defined in {candidate}")
+            if not callable(func):
+                raise HookError(f"{what} {func_name!r} in {candidate} is not callable")
+            return func
+    looked = ", ".join(str(d) for d in dirs) or "nowhere"
+    raise HookError(f"{what} {ref!r}: no {relative}.py found (looked in {looked})")
+
+
+async def call_maybe_async(func: Callable[..., Any], *args: Any) -> Any:
+    """Call a user function that may be sync or async, passing only as many positional args as it takes."""
+    result = func(*args[: _arity(func, len(args))])
+    if inspect.isawaitable(result):
+        result = await result
+    return result
+
+
+def _arity(func: Callable[..., Any], available: int) -> int:
+    try:
+        params = inspect.signature(func).parameters.values()
+    except (TypeError, ValueError):
+        return available
+    count = 0
+    for param in params:
+        if param.kind == param.VAR_POSITIONAL:
+            return available
+        if param.kind in (param.POSITIONAL_ONLY, param.POSITIONAL_OR_KEYWORD):
+            count += 1
+    return min(count, available)
+
+
+def _load(path: Path) -> ModuleType:
+    module = _MODULES.get(path)
+    if module is not None:
+        return module
+    name = f"agenttest_user_{path.stem}_{hashlib.sha1(str(path).encode()).hexdigest()[:8]}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise HookError(f"cannot load {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    # A user file may import its neighbours (`import helpers`), so its directory is importable while it loads.
+    sys.path.insert(0, str(path.parent))
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:
+        sys.modules.pop(name, None)
+        raise HookError(f"loading {path} failed: {type(exc).__name__}: {exc}") from exc
+    finally:
+        sys.path.remove(str(path.parent))
+    _MODULES[path] = module
+    return module
+
+
+def _unique(dirs: Iterable[Path]) -> list[Path]:
+    seen: list[Path] = []
+    for directory in dirs:
+        if directory not in seen:
+            seen.append(directory)
+    return seen

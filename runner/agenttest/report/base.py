@@ -1,0 +1,90 @@
+"""What reporters receive: the run's start, each finished case, and the finished report.
+
+Reporters listen; they do not steer. Adding an artifact means adding a Reporter, never touching the engine.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..cases.model import Case
+from ..results import CaseResult, Summary
+
+
+@dataclass
+class RunInfo:
+    """Known when the run starts, before any case is called."""
+
+    agent_id: str
+    connector: str
+    inputs: list[str]
+    total: int                                  # selected cases, skipped included
+    started_at: str                             # RFC 3339 with offset
+    options: dict[str, Any] = field(default_factory=dict)
+    environment: dict[str, Any] = field(default_factory=dict)
+    agent_path: str | None = None
+
+
+@dataclass
+class Report:
+    """The finished run. `results` are in input order."""
+
+    info: RunInfo
+    results: list[CaseResult]
+    summary: Summary
+    completed_at: str
+    interrupted: bool = False
+    error: str | None = None
+    version: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        """Yao's report shape (summary, environment, results, metadata) plus our additions."""
+        summary: dict[str, Any] = {
+            "total": self.summary.total,
+            "passed": self.summary.passed,
+            "failed": self.summary.failed,
+            "skipped": self.summary.skipped,
+            "errors": self.summary.errors,
+            "timeouts": self.summary.timeouts,
+            "duration_ms": self.summary.duration_ms,
+            "agent_id": self.info.agent_id,
+        }
+        if self.info.agent_path:
+            summary["agent_path"] = self.info.agent_path
+        summary["connector"] = self.info.connector
+        summary["runs_per_case"] = 1
+        summary["pass_rate"] = round(self.summary.pass_rate, 2)
+        out: dict[str, Any] = {
+            "summary": summary,
+            "environment": self.info.environment,
+            "results": [r.to_dict() for r in self.results],
+            "metadata": {
+                "started_at": self.info.started_at,
+                "completed_at": self.completed_at,
+                "version": self.version,
+                "input_file": ", ".join(self.info.inputs),
+                "output_file": self.info.options.get("output") or "",
+                "options": self.info.options,
+            },
+            "interrupted": self.interrupted,
+        }
+        if self.error:
+            out["error"] = self.error
+        return out
+
+
+class Reporter:
+    """Base reporter: override what you need. Called from the engine's event loop thread, in order."""
+
+    def run_started(self, info: RunInfo) -> None:
+        """The run is about to call its first case."""
+
+    def case_started(self, case: Case) -> None:
+        """A case was scheduled and is about to run."""
+
+    def case_finished(self, result: CaseResult) -> None:
+        """A case finished (any status). Cases finish in completion order, not input order."""
+
+    def run_finished(self, report: Report) -> None:
+        """The run ended (completed, failed fast, or interrupted). Write final artifacts here."""

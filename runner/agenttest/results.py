@@ -1,0 +1,89 @@
+"""Results of cases and of the whole run, and their JSON shape (Yao's report plus our additions)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .assertions.base import AssertionResult
+
+STATUSES = ("passed", "failed", "error", "timeout", "skipped")
+
+
+@dataclass
+class CaseResult:
+    id: str
+    status: str
+    input: Any = None
+    output: Any = None
+    expected: Any = None
+    has_expected: bool = False
+    duration_ms: int = 0
+    error: str | None = None
+    error_kind: str | None = None
+    name: str | None = None
+    trace: dict[str, Any] | None = None
+    options: dict[str, Any] | None = None
+    metadata: dict[str, Any] | None = None
+    file: str | None = None
+    line: int | None = None
+    assertions: list[AssertionResult] = field(default_factory=list)
+    usage: dict[str, int] | None = None
+    tags: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"id": self.id}
+        if self.name:
+            out["name"] = self.name
+        out["status"] = self.status
+        out["input"] = self.input
+        if self.output is not None:
+            out["output"] = self.output
+        if self.has_expected:
+            out["expected"] = self.expected
+        out["duration_ms"] = self.duration_ms
+        if self.error:
+            out["error"] = self.error
+        if self.error_kind:
+            out["error_kind"] = self.error_kind
+        for key in ("trace", "options", "metadata"):
+            value = getattr(self, key)
+            if value:
+                out[key] = value
+        out["file"] = self.file
+        out["line"] = self.line
+        out["assertions"] = [a.to_dict() for a in self.assertions]
+        if self.usage:
+            out["usage"] = self.usage
+        if self.tags:
+            out["tags"] = self.tags
+        return out
+
+
+@dataclass
+class Summary:
+    total: int = 0
+    passed: int = 0
+    failed: int = 0
+    skipped: int = 0
+    errors: int = 0
+    timeouts: int = 0
+    duration_ms: int = 0
+
+    @classmethod
+    def count(cls, results: list[CaseResult], duration_ms: int) -> Summary:
+        summary = cls(total=len(results), duration_ms=duration_ms)
+        for result in results:
+            field_name = {"error": "errors", "timeout": "timeouts"}.get(result.status, result.status)
+            setattr(summary, field_name, getattr(summary, field_name) + 1)
+        return summary
+
+    @property
+    def pass_rate(self) -> float:
+        """passed / (total − skipped), in percent; 0 when nothing ran (differs from Yao's passed/total)."""
+        ran = self.total - self.skipped
+        return 100.0 * self.passed / ran if ran else 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.failed == 0 and self.errors == 0 and self.timeouts == 0
