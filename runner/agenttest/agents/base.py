@@ -17,6 +17,8 @@ class AgentRequest:
     messages: list[dict[str, Any]]
     options: dict[str, Any] = field(default_factory=dict)
     context: dict[str, Any] = field(default_factory=dict)
+    # When the case's time runs out (time.monotonic()); providers must not retry or wait past it. Not sent.
+    deadline: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {"agent": self.agent, "messages": self.messages, "options": self.options, "context": self.context}

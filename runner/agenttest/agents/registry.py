@@ -1,0 +1,69 @@
+"""Providers by name: each declares the settings it accepts in agenttest.yaml and builds an Agent from them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .base import Agent
+
+
+class ProviderSettings(BaseModel):
+    """Fields every agent entry may have; providers subclass this with their own (unknown keys are errors)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    provider: str
+    description: str = ""
+
+
+class ConnectorSettings(BaseModel):
+    """A named OpenAI-compatible endpoint (`connectors:` in agenttest.yaml)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    type: str = "openai"
+    base_url: str = "https://api.openai.com/v1"
+    api_key: str | None = None
+    model: str
+    headers: dict[str, str] = Field(default_factory=dict)
+    params: dict[str, Any] = Field(default_factory=dict)
+    price: dict[str, float] | None = None   # USD per 1M tokens: {input, output}
+
+
+@dataclass
+class ProviderContext:
+    """What a provider may need beyond its own settings."""
+
+    config_dir: Path
+    pool_size: int = 4
+    retries: int = 2
+    connectors: dict[str, ConnectorSettings] = field(default_factory=dict)
+    connector_override: str | None = None
+
+
+Factory = Callable[[str, Any, ProviderContext], Agent]
+
+
+@dataclass
+class Provider:
+    name: str
+    settings: type[ProviderSettings]
+    create: Factory
+
+
+PROVIDERS: dict[str, Provider] = {}
+
+
+def register_provider(name: str, settings: type[ProviderSettings]) -> Callable[[Factory], Factory]:
+    """Register `create(agent_id, settings, ctx) -> Agent` for `provider: <name>` entries."""
+
+    def register(create: Factory) -> Factory:
+        PROVIDERS[name] = Provider(name=name, settings=settings, create=create)
+        return create
+
+    return register
