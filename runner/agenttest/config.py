@@ -24,7 +24,7 @@ _SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.IGN
 # Every run option by its long name, with its built-in default. `defaults:` in the config may set any of them.
 RUN_DEFAULTS: dict[str, Any] = {
     "name": None, "output": None, "output_dir": "agenttest-results", "junit": None, "summary": None,
-    "connector": None, "user": "test-user", "team": "test-team", "ctx": None, "verbose": False,
+    "connector": None, "user": None, "team": None, "ctx": None, "verbose": False,
     "simulator": None, "before": None, "after": None, "timeout": "2m", "parallel": 4, "runs": 1,
     "min_pass_rate": 100.0, "run": None, "shard": None, "fail_fast": False, "dry_run": False,
     "baseline": None, "retries": 2, "cache": ".agenttest-cache", "no_cache": False, "record": None,
@@ -81,8 +81,8 @@ class RunConfig:
     output: Path | None = None
     output_dir: Path = Path("agenttest-results")
     connector: str | None = None
-    user: str = "test-user"
-    team: str = "test-team"
+    user: str | None = None             # given by -u or defaults: wins over a case's `user`
+    team: str | None = None
     ctx_file: Path | None = None
     verbose: bool = False
     before: str | None = None
@@ -170,7 +170,7 @@ def build_run_config(cli: dict[str, Any], cwd: Path | None = None) -> RunConfig:
         inputs=inputs, project=project, cwd=cwd, agent_id=agent_id, agent_path=agent_path,
         output=Path(merged["output"]) if merged["output"] else None,
         output_dir=Path(merged["output_dir"]), connector=merged["connector"],
-        user=str(merged["user"]), team=str(merged["team"]),
+        user=merged["user"], team=merged["team"],
         ctx_file=Path(merged["ctx"]) if merged["ctx"] else None, verbose=bool(merged["verbose"]),
         before=merged["before"], after=merged["after"], timeout=timeout, parallel=parallel,
         run_filter=merged["run"], fail_fast=bool(merged["fail_fast"]), dry_run=bool(merged["dry_run"]),

@@ -1,0 +1,77 @@
+"""The `agenttest` command: a thin shell that turns flags into one RunConfig and calls run_suite."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from . import __version__
+from .config import build_run_config
+from .errors import AgentTestError
+
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+
+
+class DefaultRunGroup(click.Group):
+    """`run` is the default command: `agenttest -i x.jsonl` means `agenttest run -i x.jsonl`."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if not args or (args[0] not in self.commands and args[0] not in ("--help", "-h", "--version")):
+            args = ["run", *args]
+        return super().parse_args(ctx, args)
+
+
+@click.group(cls=DefaultRunGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="agenttest")
+def main() -> None:
+    """Test AI agents in CI: run JSONL suites, check replies, report natively to CI.
+
+    `run` is the default command, so `agenttest -i tests.jsonl` works.
+    """
+
+
+@main.command()
+@click.option("-i", "--input", "input", multiple=True, required=True, metavar="SOURCE",
+              help="A JSONL/JSON suite, a directory, a glob, or a direct message. Repeatable.")
+@click.option("-n", "--name", help="Target agent id (default: from the config or the suite's path).")
+@click.option("-o", "--output", type=click.Path(dir_okay=False),
+              help="Also write the report here: .md → Markdown, .html → HTML, else JSON.")
+@click.option("--output-dir", type=click.Path(file_okay=False), help="Artifacts directory [agenttest-results].")
+@click.option("-c", "--connector", help="Connector override for the target agent.")
+@click.option("-u", "--user", help="User id sent in the request context [test-user].")
+@click.option("-t", "--team", help="Team id sent in the request context [test-team].")
+@click.option("--ctx", type=click.Path(dir_okay=False), help="JSON context file (chat_id, authorized, metadata…).")
+@click.option("-v", "--verbose", is_flag=True, default=None, help="Show outputs and every assertion verdict.")
+@click.option("--before", help="Global BeforeAll hook, module.Function.")
+@click.option("--after", help="Global AfterAll hook, module.Function.")
+@click.option("--timeout", help="Per-case timeout, Go-style (300ms, 30s, 1m30s) [2m].")
+@click.option("--parallel", type=int, help="Concurrent cases [4].")
+@click.option("--run", "run", metavar="REGEX", help="Only cases whose id matches (unanchored), or tag:NAME.")
+@click.option("--fail-fast", is_flag=True, default=None, help="Stop scheduling after the first non-passing case.")
+@click.option("--dry-run", is_flag=True, default=None, help="Print the cases as JSONL; call no agent.")
+@click.option("--retries", type=int, help="Retries of one agent call on connection errors, 429 and 5xx [2].")
+@click.option("--config", type=click.Path(dir_okay=False), help="agenttest.yaml (default: discovered).")
+def run(**options: Any) -> None:
+    """Run test suites against the target agent."""
+    cli_values = {key: value for key, value in options.items() if value is not None and value != ()}
+    sys.exit(execute(cli_values))
+
+
+def execute(cli_values: dict[str, Any], cwd: Path | None = None) -> int:
+    """Build the run configuration, run it, and map user mistakes to exit code 2 with a one-line message."""
+    from .engine import run_suite
+
+    try:
+        config = build_run_config(cli_values, cwd)
+        outcome = run_suite(config)
+    except AgentTestError as exc:
+        click.echo(f"Error: {exc}", err=True)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        click.echo("Interrupted.", err=True)
+        return EXIT_INTERRUPTED
+    return outcome.exit_code

@@ -1,0 +1,85 @@
+"""Who the agent is talking to: identity, locale and metadata for requests and hooks (Yao's --ctx shape)."""
+
+from __future__ import annotations
+
+import json
+import secrets
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..cases.model import Case
+from ..errors import UsageError
+
+DEFAULT_USER = "test-user"
+DEFAULT_TEAM = "test-team"
+
+
+@dataclass
+class RunContext:
+    """Identity for the whole run: CLI/config values win over a case's, which win over the --ctx file's."""
+
+    user: str | None = None
+    team: str | None = None
+    locale: str = "en-us"
+    referer: str = "agent-test"
+    chat_id: str | None = None
+    authorized: dict[str, Any] = field(default_factory=dict)
+    metadata: dict[str, Any] = field(default_factory=dict)
+    client: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def load(cls, ctx_file: Path | None, user: str | None, team: str | None) -> RunContext:
+        run = cls(user=user, team=team)
+        if ctx_file is None:
+            return run
+        try:
+            raw = json.loads(ctx_file.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise UsageError(f"--ctx {ctx_file}: {exc}") from exc
+        if not isinstance(raw, dict):
+            raise UsageError(f"--ctx {ctx_file}: must be a JSON object")
+        run.locale = str(raw.get("locale") or run.locale)
+        run.referer = str(raw.get("referer") or run.referer)
+        run.chat_id = raw.get("chat_id") or None
+        run.authorized = raw.get("authorized") if isinstance(raw.get("authorized"), dict) else {}
+        run.metadata = raw.get("metadata") if isinstance(raw.get("metadata"), dict) else {}
+        run.client = raw.get("client") if isinstance(raw.get("client"), dict) else {}
+        return run
+
+    def user_for(self, case: Case) -> str:
+        return self.user or case.user or self.authorized.get("user_id") or DEFAULT_USER
+
+    def team_for(self, case: Case) -> str:
+        return self.team or case.team or self.authorized.get("team_id") or self.authorized.get("tenant_id") \
+            or DEFAULT_TEAM
+
+    def request_context(self, case: Case, run: int = 1) -> dict[str, Any]:
+        """The `context` of a canonical request; every call gets its own chat id (no session leaks)."""
+        context: dict[str, Any] = {
+            "chat_id": f"test-{case.id}-{secrets.token_hex(4)}",
+            "test_id": case.id,
+            "run": run,
+            "user_id": self.user_for(case),
+            "team_id": self.team_for(case),
+            "locale": self.locale,
+            "referer": self.referer,
+        }
+        if self.authorized:
+            context["authorized"] = self.authorized
+        if self.metadata:
+            context["metadata"] = self.metadata
+        if self.client:
+            context["client"] = self.client
+        return context
+
+    def hook_context(self, case: Case | None = None) -> dict[str, Any]:
+        user = self.user_for(case) if case else self.user or DEFAULT_USER
+        team = self.team_for(case) if case else self.team or DEFAULT_TEAM
+        return {"locale": self.locale, "user_id": user, "team_id": team,
+                "authorized": {**self.authorized, "user_id": user, "team_id": team}, "metadata": self.metadata}
+
+    def environment(self) -> dict[str, Any]:
+        """The report's `environment` block."""
+        return {"user_id": self.user or DEFAULT_USER, "team_id": self.team or DEFAULT_TEAM, "locale": self.locale,
+                "referer": self.referer}

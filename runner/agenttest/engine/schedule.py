@@ -1,0 +1,75 @@
+"""Run entries with bounded concurrency; results keep input order; --fail-fast and interrupts stop scheduling."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Generic, TypeVar
+
+from ..results import CaseResult
+
+Entry = TypeVar("Entry")
+
+
+class Scheduler(Generic[Entry]):
+    """N workers pull entries in input order. After `stop()` (fail-fast) or `interrupt()` (a signal) nothing new
+    starts; an interrupt also cancels what is in flight. Entries that never finished get a `skipped` result
+    saying why, so the counts always add up to the number of selected cases."""
+
+    def __init__(self, entries: list[Entry], run_one: Callable[[Entry], Awaitable[CaseResult]],
+                 skipped: Callable[[Entry, str], CaseResult], parallel: int = 4, fail_fast: bool = False,
+                 on_start: Callable[[Entry], None] | None = None,
+                 on_finish: Callable[[CaseResult], None] | None = None) -> None:
+        self._entries = entries
+        self._run_one = run_one
+        self._skipped = skipped
+        self._parallel = max(1, parallel)
+        self._fail_fast = fail_fast
+        self._on_start = on_start or (lambda entry: None)
+        self._on_finish = on_finish or (lambda result: None)
+        self._next = 0
+        self._stop_reason: str | None = None
+        self._workers: list[asyncio.Task[None]] = []
+        self.interrupted = False
+
+    @property
+    def running(self) -> bool:
+        return any(not worker.done() for worker in self._workers)
+
+    def stop(self, reason: str) -> None:
+        if self._stop_reason is None:
+            self._stop_reason = reason
+
+    def interrupt(self) -> None:
+        self.interrupted = True
+        self.stop("interrupted")
+        for worker in self._workers:
+            worker.cancel()
+
+    async def run(self) -> list[CaseResult]:
+        results: list[CaseResult | None] = [None] * len(self._entries)
+        self._workers = [asyncio.create_task(self._work(results)) for _ in range(self._parallel)]
+        outcomes = await asyncio.gather(*self._workers, return_exceptions=True)
+        for outcome in outcomes:
+            if isinstance(outcome, Exception):  # our bug: let it surface with its traceback
+                raise outcome
+        reason = self._stop_reason or "not run"
+        return [result if result is not None else self._skipped(self._entries[i], reason)
+                for i, result in enumerate(results)]
+
+    async def _work(self, results: list[CaseResult | None]) -> None:
+        while self._stop_reason is None and self._next < len(self._entries):
+            index = self._next
+            self._next += 1
+            entry = self._entries[index]
+            self._on_start(entry)
+            try:
+                result = await self._run_one(entry)
+            except asyncio.CancelledError:
+                results[index] = self._skipped(entry, "interrupted")
+                self._on_finish(results[index])  # type: ignore[arg-type]
+                return
+            results[index] = result
+            self._on_finish(result)
+            if self._fail_fast and result.status not in ("passed", "skipped"):
+                self.stop(f"not run: --fail-fast stopped the run after {result.id} {result.status}")

@@ -1,0 +1,29 @@
+"""Reporters: every artifact (console, report.json, events.jsonl, …) listens to the engine's events."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import TextIO
+
+from ..config import RunConfig
+from .base import Report, Reporter, RunInfo
+from .console import ConsoleReporter
+from .events import EventsWriter
+from .json_report import JsonReportWriter
+
+__all__ = ["Report", "Reporter", "RunInfo", "build_reporters"]
+
+
+def build_reporters(config: RunConfig, stream: TextIO | None = None) -> list[Reporter]:
+    """The reporters of a run, in the order they are told about each event."""
+    out = stream or sys.stdout
+    tty = out.isatty() and os.environ.get("TERM") != "dumb"
+    color = tty and "NO_COLOR" not in os.environ
+    output_dir = config.cwd / config.output_dir
+    output = config.cwd / config.output if config.output else None
+    return [
+        ConsoleReporter(out, color=color, live=tty, verbose=config.verbose),
+        EventsWriter(output_dir / "events.jsonl"),
+        JsonReportWriter(output_dir, output),
+    ]

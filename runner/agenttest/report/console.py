@@ -1,0 +1,177 @@
+"""The console: Yao's layout (header, one block per case, summary, banner); colour and a live line on a TTY only."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from typing import Any, TextIO
+
+import click
+
+from ..cases.model import Case, InvalidCase
+from ..durations import format_duration, format_elapsed
+from ..results import CaseResult
+from ..secrets import mask
+from .base import Report, Reporter, RunInfo
+
+WIDTH = 63
+PROGRESS_EVERY = 10.0   # seconds between `[Progress: …]` lines when not on a TTY
+_STATUS = {"passed": ("PASSED", "green"), "failed": ("FAILED", "red"), "error": ("ERROR", "red"),
+           "timeout": ("TIMEOUT", "yellow"), "skipped": ("SKIPPED", "cyan")}
+_SPACES = re.compile(r"\s+")
+
+
+class ConsoleReporter(Reporter):
+    """Prints each case's lines together when it finishes (completion order), so parallel runs stay readable."""
+
+    def __init__(self, stream: TextIO, *, color: bool = False, live: bool = False, verbose: bool = False) -> None:
+        self._out = stream
+        self._color = color
+        self._live = live
+        self._verbose = verbose
+        self._total = 0
+        self._done = 0
+        self._running = 0
+        self._last_progress = time.monotonic()
+        self._live_shown = False
+
+    def run_started(self, info: RunInfo) -> None:
+        self._total = info.total
+        self._line()
+        self._line(self._style("═" * WIDTH, "cyan", bold=True))
+        self._line(self._style("  Agent Test", "cyan", bold=True))
+        self._line(self._style("═" * WIDTH, "cyan", bold=True))
+        self._info(f"Agent: {info.agent_id}")
+        if info.connector:
+            self._info(f"Connector: {info.connector}")
+        self._info(f"Input: {', '.join(info.inputs)} ({info.total} test cases)")
+        self._info(f"Timeout: {info.options.get('timeout', format_duration(120))}")
+        if int(info.options.get("parallel", 1)) > 1:
+            self._info(f"Parallel: {info.options['parallel']}")
+        self._subheader("Running Tests")
+
+    def case_started(self, case: Case | InvalidCase) -> None:
+        self._running += 1
+        self._progress()
+
+    def case_finished(self, result: CaseResult) -> None:
+        self._running = max(0, self._running - 1)
+        self._done += 1
+        self._clear_live()
+        for line in self.case_lines(result):
+            self._line(line)
+        self._progress()
+
+    def run_finished(self, report: Report) -> None:
+        self._clear_live()
+        s = report.summary
+        self._subheader("Summary")
+        self._line(f"  Agent:     {report.info.agent_id}")
+        if report.info.connector:
+            self._line(f"  Connector: {report.info.connector}")
+        self._line(f"  Total:     {s.total}")
+        self._line(f"  Passed:    {s.passed}")
+        self._line(f"  Failed:    {s.failed}")
+        for label, count in (("Skipped", s.skipped), ("Errors", s.errors), ("Timeouts", s.timeouts)):
+            if count:
+                self._line(f"  {label + ':':<10} {count}")
+        rate_colour = "green" if s.pass_rate == 100 else "yellow" if s.pass_rate >= 80 else "red"
+        self._line(f"  Pass Rate: {self._style(f'{s.pass_rate:.1f}%', rate_colour, bold=True)}")
+        self._line(f"  Duration:  {format_elapsed(s.duration_ms / 1000)}")
+        if report.interrupted:
+            self._line(self._style("  Interrupted: partial results", "yellow", bold=True))
+        self._line()
+        self._line("═" * WIDTH)
+        if s.ok and not report.interrupted and not report.error:
+            self._line(self._style("  ✨ ALL TESTS PASSED ✨", "green", bold=True))
+        else:
+            self._line(self._style("  ❌ TESTS FAILED", "red", bold=True))
+        self._line("═" * WIDTH)
+        self._line()
+
+    def case_lines(self, result: CaseResult) -> list[str]:
+        word, colour = _STATUS[result.status]
+        preview = one_line(summarize_input(result.input), 50)
+        head = f"► [{one_line(result.id, 80)}] {preview} " if preview else f"► [{one_line(result.id, 80)}] "
+        lines = [f"{head}{self._style(word, colour, bold=True)} ({format_elapsed(result.duration_ms / 1000)})"]
+        if result.error and result.status != "skipped":
+            where = f" ({result.file}:{result.line})" if result.error_kind == "invalid" and result.file else ""
+            lines.append(f"  └─ {one_line(result.error, 300)}{where}")
+        elif result.status == "skipped" and result.error:
+            lines.append(f"  └─ {one_line(result.error, 200)}")
+        if self._verbose or result.file is None:
+            if result.output is not None:
+                lines.append(f"  └─ Output: {one_line(to_display(result.output), 200 if self._verbose else 500)}")
+            if self._verbose:
+                for verdict in result.assertions:
+                    mark = self._style("✓", "green") if verdict.passed else self._style("✗", "red")
+                    lines.append(f"  │  {mark} {verdict.type}: {one_line(verdict.message, 200)}")
+        return lines
+
+    def _progress(self) -> None:
+        text = f"[Progress: {self._done}/{self._total}, running {self._running}]"
+        if self._live:
+            self._out.write(f"\r\033[K{text}")
+            self._out.flush()
+            self._live_shown = True
+        elif self._running and time.monotonic() - self._last_progress >= PROGRESS_EVERY:
+            self._line(text)
+            self._last_progress = time.monotonic()
+
+    def _clear_live(self) -> None:
+        if self._live_shown:
+            self._out.write("\r\033[K")
+            self._live_shown = False
+
+    def _subheader(self, title: str) -> None:
+        self._line()
+        self._line("─" * WIDTH)
+        self._line(f"  {title}")
+        self._line("─" * WIDTH)
+
+    def _info(self, text: str) -> None:
+        self._line(f"{self._style('ℹ', 'blue')} {text}")
+
+    def _line(self, text: str = "") -> None:
+        self._out.write(mask(text) + "\n")
+        self._out.flush()
+
+    def _style(self, text: str, colour: str, bold: bool = False) -> str:
+        return click.style(text, fg=colour, bold=bold) if self._color else text
+
+
+def summarize_input(value: Any) -> str:
+    """Yao's input preview: a string; a message's text; the last user message of a list; text parts joined."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict):
+        return _content_text(value.get("content"))
+    if isinstance(value, list):
+        for message in reversed(value):
+            if isinstance(message, dict) and message.get("role", "user") == "user":
+                return _content_text(message.get("content"))
+        return f"[{len(value)} messages]"
+    return "" if value is None else to_display(value)
+
+
+def _content_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    parts = content if isinstance(content, list) else [content] if isinstance(content, dict) else []
+    texts = [p["text"] for p in parts if isinstance(p, dict) and isinstance(p.get("text"), str)]
+    if texts:
+        return "\n".join(texts)
+    return f"[{len(parts)} content parts]" if parts else ""
+
+
+def to_display(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+
+
+def one_line(text: str, width: int) -> str:
+    """Whitespace collapsed to single spaces, control characters dropped, cut to `width` characters with `...`."""
+    flat = _SPACES.sub(" ", "".join(ch for ch in text if ch.isprintable() or ch.isspace())).strip()
+    return flat if len(flat) <= width else flat[: width - 3] + "..."

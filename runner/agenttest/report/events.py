@@ -1,0 +1,50 @@
+"""events.jsonl: one JSON line per event, flushed as it happens, so even a killed run keeps what finished."""
+
+from __future__ import annotations
+
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import IO, TextIO
+
+from ..results import CaseResult
+from .base import Report, Reporter, RunInfo
+from .files import json_line
+
+
+class EventsWriter(Reporter):
+    def __init__(self, path: Path, errors: TextIO | None = None) -> None:
+        self.path = path
+        self._handle: IO[str] | None = None
+        self._errors = errors or sys.stderr
+
+    def run_started(self, info: RunInfo) -> None:
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._handle = self.path.open("w", encoding="utf-8")
+        except OSError as exc:
+            print(f"✗ cannot write {self.path}: {exc.strerror or exc}", file=self._errors)
+            return
+        self._emit({"type": "start", "timestamp": info.started_at, "agent_id": info.agent_id,
+                    "total_cases": info.total})
+
+    def case_finished(self, result: CaseResult) -> None:
+        self._emit({"type": "result", "timestamp": _now(), **result.to_dict()})
+
+    def run_finished(self, report: Report) -> None:
+        summary = report.to_dict()["summary"]
+        self._emit({"type": "summary", "timestamp": report.completed_at, "interrupted": report.interrupted,
+                    **summary})
+        if self._handle is not None:
+            self._handle.close()
+            self._handle = None
+
+    def _emit(self, event: dict) -> None:
+        if self._handle is None:
+            return
+        self._handle.write(json_line(event))
+        self._handle.flush()
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).astimezone().isoformat()
