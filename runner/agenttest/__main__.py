@@ -1,0 +1,5 @@
+"""`python -m agenttest` is the `agenttest` command."""
+
+from .cli import main
+
+main()

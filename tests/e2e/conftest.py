@@ -1,0 +1,95 @@
+"""End-to-end helpers: run the real `agenttest` CLI in a subprocess on real files and read its artifacts."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+
+@dataclass
+class Run:
+    code: int
+    stdout: str
+    stderr: str
+    cwd: Path
+
+    @property
+    def report(self) -> dict[str, Any]:
+        return json.loads((self.cwd / "agenttest-results" / "report.json").read_text())
+
+    @property
+    def events(self) -> list[dict[str, Any]]:
+        path = self.cwd / "agenttest-results" / "events.jsonl"
+        return [json.loads(line) for line in path.read_text().splitlines()]
+
+    def result(self, case_id: str) -> dict[str, Any]:
+        return next(r for r in self.report["results"] if r["id"] == case_id)
+
+
+def run_cli(*args: str, cwd: Path, env: dict[str, str] | None = None, timeout: float = 60) -> Run:
+    full_env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "AGENTTEST_"))}
+    full_env.update(env or {})
+    proc = subprocess.run([sys.executable, "-m", "agenttest", *args], cwd=cwd, env=full_env, capture_output=True,
+                          text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+    return Run(proc.returncode, proc.stdout, proc.stderr, cwd)
+
+
+class Project:
+    """A throwaway project: agenttest.yaml, an in-process agent, suites and hook files under tmp_path."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def write(self, relative: str, text: str) -> Path:
+        path = self.root / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip("\n"))
+        return path
+
+    def suite(self, relative: str, *cases: dict[str, Any] | str) -> Path:
+        lines = [case if isinstance(case, str) else json.dumps(case) for case in cases]
+        return self.write(relative, "\n".join(lines) + "\n")
+
+    def run(self, *args: str, **kwargs: Any) -> Run:
+        return run_cli(*args, cwd=self.root, **kwargs)
+
+
+ECHO_AGENT = '''
+import asyncio, json, os
+
+async def respond(request):
+    text = request["messages"][-1]["content"]
+    if isinstance(text, str) and text.startswith("sleep "):
+        await asyncio.sleep(float(text.split()[1]))
+    marker = os.environ.get("AGENT_CALLS_FILE")
+    if marker:
+        with open(marker, "a") as handle:
+            handle.write(request["context"]["test_id"] + "\\n")
+    if text == "boom":
+        raise RuntimeError("agent exploded")
+    return {"content": f"echo: {text}", "usage": {"prompt_tokens": 3, "completion_tokens": 2}}
+'''
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Project:
+    proj = Project(tmp_path)
+    proj.write("agenttest.yaml", """
+        version: 1
+        defaults:
+          name: echo
+        agents:
+          echo:
+            provider: python
+            callable: echo_agent:respond
+        """)
+    proj.write("echo_agent.py", ECHO_AGENT)
+    return proj

@@ -1,0 +1,354 @@
+"""The CLI end to end: suites in, verdicts, exit codes and artifacts out."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from .conftest import Project, run_cli
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_version_and_default_command(project: Project) -> None:
+    version = project.run("--version")
+    assert version.code == 0 and "agenttest, version" in version.stdout
+    project.suite("t.jsonl", {"id": "a", "input": "hi", "assert": {"type": "contains", "value": "echo: hi"}})
+    explicit = project.run("run", "-i", "t.jsonl")
+    implicit = project.run("-i", "t.jsonl")
+    assert explicit.code == implicit.code == 0
+    assert implicit.report["summary"]["passed"] == 1
+
+
+def test_example_suite_shows_every_outcome() -> None:
+    example = REPO / "examples" / "expense"
+    run = run_cli("-i", "examples/expense/tests/expense.jsonl", "--output-dir", str(example / "out"), cwd=REPO)
+    try:
+        report = json.loads((example / "out" / "report.json").read_text())
+    finally:
+        for name in ("report.json", "events.jsonl"):
+            (example / "out" / name).unlink(missing_ok=True)
+        (example / "out").rmdir()
+    assert run.code == 1, run.stdout + run.stderr
+    summary = report["summary"]
+    assert (summary["total"], summary["passed"], summary["failed"], summary["skipped"]) == (8, 6, 1, 1)
+    assert summary["agent_id"] == "assistants.expense"
+    statuses = {r["id"]: r["status"] for r in report["results"]}
+    assert statuses["submits-without-asking"] == "failed"
+    assert statuses["receipt-photo"] == "skipped"
+    failing = next(r for r in report["results"] if r["status"] == "failed")
+    assert failing["error"] == "expected the expense to be created straight away"
+    assert [a["passed"] for a in failing["assertions"]] == [False, True]
+    assert failing["file"] == "examples/expense/tests/expense.jsonl" and failing["line"] == 9
+    types = {a["type"] for r in report["results"] for a in r["assertions"]}
+    assert types >= {"contains", "not_contains", "regex", "json_path", "type", "json_schema", "equals",
+                     "tool_called", "tool_result", "tool_sequence", "latency", "script"}
+    assert "► [greeting] Hello! PASSED" in run.stdout
+    assert "└─ expected the expense to be created straight away" in run.stdout
+    assert "❌ TESTS FAILED" in run.stdout
+
+
+def test_results_and_artifacts(project: Project) -> None:
+    project.suite("suite.jsonl",
+                  {"id": "pass", "name": "passes", "input": "hi", "assert": {"type": "contains", "value": "hi"}},
+                  {"id": "fail", "input": "hi", "assert": [{"type": "contains", "value": "nope"},
+                                                           {"type": "contains", "value": "hi"}]},
+                  {"id": "err", "input": "boom"},
+                  {"id": "skip", "input": "x", "skip": True})
+    run = project.run("-i", "suite.jsonl")
+    assert run.code == 1
+    report = run.report
+    assert [r["id"] for r in report["results"]] == ["pass", "fail", "err", "skip"]
+    assert report["summary"] | {"duration_ms": 0} == report["summary"] | {
+        "total": 4, "passed": 1, "failed": 1, "errors": 1, "skipped": 1, "timeouts": 0, "duration_ms": 0}
+    assert report["summary"]["pass_rate"] == round(100 / 3, 2)
+    fail = run.result("fail")
+    assert fail["error"] == "output does not contain 'nope'"
+    assert [a["passed"] for a in fail["assertions"]] == [False, True]
+    assert run.result("err")["error"] == "agent error: agent raised RuntimeError: agent exploded"
+    assert run.result("err")["error_kind"] == "agent"
+    assert run.result("pass")["usage"] == {"prompt_tokens": 3, "completion_tokens": 2}
+    assert run.result("pass")["line"] == 1 and run.result("skip")["line"] == 4
+    assert report["metadata"]["version"] and report["interrupted"] is False
+    events = run.events
+    assert events[0]["type"] == "start" and events[0]["total_cases"] == 4
+    assert sorted(e["id"] for e in events if e["type"] == "result") == ["err", "fail", "pass", "skip"]
+    assert events[-1]["type"] == "summary" and events[-1]["failed"] == 1
+
+
+def test_invalid_lines_are_errors_and_the_rest_still_run(project: Project) -> None:
+    project.suite("suite.jsonl",
+                  {"id": "ok", "input": "hi"},
+                  "{not json",
+                  {"id": "typo", "input": "hi", "asert": {"type": "contains", "value": "x"}},
+                  {"id": "ok2", "input": "hi", "assert": {"type": "contains", "value": "hi"}})
+    run = project.run("-i", "suite.jsonl")
+    assert run.code == 1
+    results = run.report["results"]
+    assert [r["status"] for r in results] == ["passed", "error", "error", "passed"]
+    bad_json, typo = results[1], results[2]
+    assert bad_json["line"] == 2 and bad_json["error_kind"] == "invalid"
+    assert bad_json["error"].startswith("invalid test case:")
+    assert typo["id"] == "typo" and typo["line"] == 3
+    assert "did you mean 'assert'" in typo["error"]
+    assert "suite.jsonl:2" in run.stdout
+    assert "Traceback" not in run.stdout + run.stderr
+
+
+def test_parallel_keeps_input_order_and_prints_each_case_together(project: Project) -> None:
+    cases = [{"id": f"c{i}", "input": f"sleep {0.3 - i * 0.1:.1f}"} for i in range(3)]
+    project.suite("suite.jsonl", *cases)
+    run = project.run("-i", "suite.jsonl", "--parallel", "3", "-v")
+    assert run.code == 0
+    assert [r["id"] for r in run.report["results"]] == ["c0", "c1", "c2"]
+    lines = run.stdout.splitlines()
+    for case_id in ("c0", "c1", "c2"):
+        start = next(i for i, line in enumerate(lines) if line.startswith(f"► [{case_id}]"))
+        assert lines[start + 1].startswith("  └─ Output: echo: sleep")
+    order = [line.split("]")[0][3:] for line in lines if line.startswith("► [")]
+    assert order == ["c2", "c1", "c0"]  # printed as they finish
+
+
+def test_timeout_is_enforced_inside_the_call(project: Project) -> None:
+    project.suite("suite.jsonl", {"id": "slow", "input": "sleep 5", "timeout": "200ms"},
+                  {"id": "fast", "input": "hi"})
+    started = time.monotonic()
+    run = project.run("-i", "suite.jsonl", "--timeout", "1m")
+    assert time.monotonic() - started < 4
+    assert run.code == 1
+    assert run.result("slow")["status"] == "timeout"
+    assert run.result("slow")["error"] == "timeout after 200ms"
+    assert run.report["summary"]["timeouts"] == 1
+
+
+def test_exec_agent_round_trip_and_process_group_killed_on_timeout(tmp_path: Path) -> None:
+    project = Project(tmp_path)
+    pid_file = tmp_path / "child.pid"
+    project.write("agenttest.yaml", f"""
+        agents:
+          cmd:
+            provider: exec
+            command: [{sys.executable}, agent.py]
+        defaults:
+          name: cmd
+        """)
+    project.write("agent.py", f"""
+        import json, subprocess, sys, time
+        request = json.load(sys.stdin)
+        text = request["messages"][-1]["content"]
+        if text == "hang":
+            child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+            open({str(pid_file)!r}, "w").write(str(child.pid))
+            time.sleep(60)
+        if text == "fail":
+            sys.stderr.write("no such expense")
+            sys.exit(3)
+        if text == "plain":
+            print("just text")
+        else:
+            print(json.dumps({{"content": "got " + text, "tool_calls": [{{"id": "1", "name": "lookup",
+                              "arguments": "{{\\"q\\": 1}}"}}]}}))
+        """)
+    project.suite("suite.jsonl",
+                  {"id": "json", "input": "hi", "assert": [{"type": "equals", "value": "got hi"},
+                                                           {"type": "tool_called",
+                                                            "value": {"name": "lookup", "arguments": {"q": 1}}}]},
+                  {"id": "plain", "input": "plain", "expected": "just text"},
+                  {"id": "fail", "input": "fail"},
+                  {"id": "hang", "input": "hang", "timeout": "1s"})
+    run = project.run("-i", "suite.jsonl")
+    statuses = {r["id"]: r["status"] for r in run.report["results"]}
+    assert statuses == {"json": "passed", "plain": "passed", "fail": "error", "hang": "timeout"}, run.stdout
+    assert "exited with code 3: no such expense" in run.result("fail")["error"]
+    child = int(pid_file.read_text())
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and _alive(child):
+        time.sleep(0.05)
+    assert not _alive(child), "the agent's child process survived the timeout"
+
+
+def test_fail_fast_with_parallel_stops_scheduling(project: Project) -> None:
+    cases = [{"id": "bad", "input": "hi", "assert": {"type": "contains", "value": "nope"}}]
+    cases += [{"id": f"later{i}", "input": "sleep 0.05"} for i in range(6)]
+    project.suite("suite.jsonl", *cases)
+    calls = project.root / "calls.txt"
+    run = project.run("-i", "suite.jsonl", "--parallel", "2", "--fail-fast", env={"AGENT_CALLS_FILE": str(calls)})
+    assert run.code == 1
+    statuses = [r["status"] for r in run.report["results"]]
+    assert statuses[0] == "failed"
+    assert statuses.count("skipped") >= 4
+    skipped = [r for r in run.report["results"] if r["status"] == "skipped"]
+    assert all(r["error"] == "not run: --fail-fast stopped the run after bad failed" for r in skipped)
+    assert len(calls.read_text().split()) <= 3
+    assert run.report["summary"]["total"] == 7
+
+
+def test_run_filter_by_regex_and_tag(project: Project) -> None:
+    project.suite("suite.jsonl", {"id": "login-ok", "input": "a"}, {"id": "login-bad", "input": "b"},
+                  {"id": "other", "input": "c", "tags": ["smoke"]})
+    by_id = project.run("-i", "suite.jsonl", "--run", "^login")
+    assert [r["id"] for r in by_id.report["results"]] == ["login-ok", "login-bad"]
+    by_tag = project.run("-i", "suite.jsonl", "--run", "tag:smoke")
+    assert [r["id"] for r in by_tag.report["results"]] == ["other"]
+    none = project.run("-i", "suite.jsonl", "--run", "nothing-matches")
+    assert none.code == 2 and "no test cases match --run 'nothing-matches'" in none.stderr
+
+
+def test_dry_run_prints_cases_and_calls_no_agent(project: Project) -> None:
+    cases = [{"id": "a", "input": "hi", "assert": {"type": "contains", "value": "x"}}, {"id": "b", "input": "yo"}]
+    project.suite("suite.jsonl", *cases)
+    calls = project.root / "calls.txt"
+    run = project.run("-i", "suite.jsonl", "--dry-run", "-o", "cases.jsonl", env={"AGENT_CALLS_FILE": str(calls)})
+    assert run.code == 0
+    assert [json.loads(line) for line in run.stdout.splitlines()] == cases
+    assert [json.loads(line) for line in (project.root / "cases.jsonl").read_text().splitlines()] == cases
+    assert not calls.exists()
+
+
+def test_direct_message_with_name(project: Project) -> None:
+    run = project.run("-n", "echo", "-i", "How are you?")
+    assert run.code == 0
+    assert "└─ Output: echo: How are you?" in run.stdout
+    assert run.report["results"][0]["output"] == "echo: How are you?"
+
+
+def test_output_file_by_extension(project: Project) -> None:
+    project.suite("suite.jsonl", {"id": "a", "input": "hi"})
+    run = project.run("-i", "suite.jsonl", "-o", "out/report.json")
+    assert run.code == 0
+    assert json.loads((project.root / "out" / "report.json").read_text())["summary"]["passed"] == 1
+
+
+def test_hooks_before_after_and_globals(project: Project) -> None:
+    log = project.root / "hooks.log"
+    project.write("env_test.py", f"""
+        import json
+        LOG = {str(log)!r}
+        def _log(*parts):
+            with open(LOG, "a") as handle:
+                handle.write(json.dumps(parts) + "\\n")
+        def BeforeAll(ctx, cases):
+            _log("BeforeAll", [c["id"] for c in cases])
+            return {{"data": {{"db": "ready"}}}}
+        def AfterAll(ctx, results, data):
+            _log("AfterAll", [r["status"] for r in results], data)
+        def Before(ctx, case):
+            _log("Before", case["id"], ctx["user_id"])
+            return {{"data": {{"token": case["id"] + "-token"}}}}
+        async def After(ctx, case, result, before_data):
+            _log("After", case["id"], result["status"], before_data)
+        def BrokenBefore(ctx, case):
+            raise ValueError("database is down")
+        """)
+    project.suite("suite.jsonl",
+                  {"id": "one", "input": "hi", "before": "env_test.Before", "after": "env_test.After"},
+                  {"id": "two", "input": "hi", "assert": {"type": "contains", "value": "nope"},
+                   "before": "env_test.Before", "after": "env_test.After", "user": "alice"},
+                  {"id": "three", "input": "hi", "before": "env_test.BrokenBefore", "after": "env_test.After"},
+                  {"id": "four", "input": "hi", "before": "missing_test.Before"})
+    run = project.run("-i", "suite.jsonl", "--before", "env_test.BeforeAll", "--after", "env_test.AfterAll",
+                      "--parallel", "1")
+    entries = [json.loads(line) for line in log.read_text().splitlines()]
+    assert entries[0] == ["BeforeAll", ["one", "two", "three", "four"]]
+    assert ["Before", "one", "test-user"] in entries and ["Before", "two", "alice"] in entries
+    assert ["After", "one", "passed", {"token": "one-token"}] in entries
+    assert ["After", "two", "failed", {"token": "two-token"}] in entries
+    assert ["After", "three", "error", None] in entries
+    assert entries[-1] == ["AfterAll", ["passed", "failed", "error", "error"], {"db": "ready"}]
+    three, four = run.result("three"), run.result("four")
+    assert three["error"] == "before hook: hook env_test.BrokenBefore failed: ValueError: database is down"
+    assert three["error_kind"] == four["error_kind"] == "hook"
+    assert "no missing_test.py found" in four["error"]
+    assert run.code == 1
+
+
+def test_before_all_failure_exits_2_and_still_reports(project: Project) -> None:
+    project.write("env_test.py", """
+        def BeforeAll(ctx, cases):
+            raise RuntimeError("no database")
+        """)
+    calls = project.root / "calls.txt"
+    project.suite("suite.jsonl", {"id": "a", "input": "hi"})
+    run = project.run("-i", "suite.jsonl", "--before", "env_test.BeforeAll", env={"AGENT_CALLS_FILE": str(calls)})
+    assert run.code == 2
+    assert "BeforeAll: hook env_test.BeforeAll failed: RuntimeError: no database" in run.stderr
+    assert run.report["results"][0]["status"] == "skipped"
+    assert not calls.exists()
+
+
+def test_sigint_writes_partial_artifacts_and_exits_130(project: Project) -> None:
+    log = project.root / "after.log"
+    project.write("env_test.py", f"""
+        def After(ctx, case, result, data):
+            open({str(log)!r}, "a").write(case["id"] + ":" + result["status"] + "\\n")
+        """)
+    project.suite("suite.jsonl", {"id": "quick", "input": "hi"},
+                  *[{"id": f"slow{i}", "input": "sleep 30", "after": "env_test.After"} for i in range(3)])
+    proc = subprocess.Popen([sys.executable, "-m", "agenttest", "-i", "suite.jsonl", "--parallel", "2"],
+                            cwd=project.root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    events = project.root / "agenttest-results" / "events.jsonl"
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and not (events.exists() and '"quick"' in events.read_text()):
+        time.sleep(0.05)
+    time.sleep(0.3)
+    sent = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=10)
+    assert time.monotonic() - sent < 5
+    assert proc.returncode == 130, stdout + stderr
+    report = json.loads((project.root / "agenttest-results" / "report.json").read_text())
+    assert report["interrupted"] is True
+    statuses = {r["id"]: (r["status"], r.get("error")) for r in report["results"]}
+    assert statuses["quick"] == ("passed", None)
+    assert statuses["slow2"] == ("skipped", "interrupted")
+    assert sorted(log.read_text().split()) == ["slow0:skipped", "slow1:skipped"]
+
+
+def test_config_errors_name_the_file_and_key(project: Project) -> None:
+    project.suite("suite.jsonl", {"id": "a", "input": "hi"})
+    project.write("agenttest.yaml", """
+        agents:
+          echo:
+            provider: python
+            callabel: echo_agent:respond
+        """)
+    run = project.run("-i", "suite.jsonl", "-n", "echo")
+    assert run.code == 2
+    assert "agenttest.yaml: agents.echo.callabel: unknown key (did you mean 'callable'?)" in run.stderr
+    project.write("agenttest.yaml", """
+        agents:
+          echo:
+            provider: python
+            callable: ${AGENT_MODULE}:respond
+        """)
+    run = project.run("-i", "suite.jsonl", "-n", "echo")
+    assert run.code == 2
+    assert "agents.echo.callable: environment variable AGENT_MODULE is not set" in run.stderr
+    ok = project.run("-i", "suite.jsonl", "-n", "echo", env={"AGENT_MODULE": "echo_agent"})
+    assert ok.code == 0
+    assert "Traceback" not in run.stderr
+
+
+def test_missing_input_file_and_unknown_agent_exit_2(project: Project) -> None:
+    missing = project.run("-i", "nope.jsonl")
+    assert missing.code == 2 and "nope.jsonl" in missing.stderr
+    project.suite("suite.jsonl", {"id": "a", "input": "hi"})
+    unknown = project.run("-i", "suite.jsonl", "-n", "ecko")
+    assert unknown.code == 2 and "agent 'ecko' is not defined" in unknown.stderr and "did you mean 'echo'" in unknown.stderr
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:  # a zombie is dead for our purposes
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().split()[2] != "Z"
+    except OSError:
+        return False

@@ -1,0 +1,66 @@
+"""The scheduler: bounded concurrency, input-ordered results, fail-fast and interrupts."""
+
+from __future__ import annotations
+
+import asyncio
+
+from agenttest.engine.schedule import Scheduler
+from agenttest.results import CaseResult
+
+
+def _skipped(entry: tuple[str, float, str], reason: str) -> CaseResult:
+    return CaseResult(id=entry[0], status="skipped", error=reason)
+
+
+def _scheduler(entries, parallel=2, fail_fast=False, log=None):
+    running = {"now": 0, "peak": 0}
+
+    async def run_one(entry):
+        running["now"] += 1
+        running["peak"] = max(running["peak"], running["now"])
+        try:
+            await asyncio.sleep(entry[1])
+        finally:
+            running["now"] -= 1
+        return CaseResult(id=entry[0], status=entry[2])
+
+    finished: list[str] = [] if log is None else log
+    scheduler = Scheduler(entries, run_one, _skipped, parallel=parallel, fail_fast=fail_fast,
+                          on_finish=lambda r: finished.append(r.id))
+    return scheduler, running, finished
+
+
+def test_results_keep_input_order_and_concurrency_is_bounded() -> None:
+    entries = [(f"c{i}", 0.05 * (5 - i), "passed") for i in range(5)]
+    scheduler, running, finished = _scheduler(entries, parallel=3)
+    results = asyncio.run(scheduler.run())
+    assert [r.id for r in results] == ["c0", "c1", "c2", "c3", "c4"]
+    assert running["peak"] == 3
+    assert finished != ["c0", "c1", "c2", "c3", "c4"]  # completion order differs from input order
+
+
+def test_fail_fast_stops_scheduling_but_finishes_what_runs() -> None:
+    entries = [("bad", 0.01, "failed"), ("slow", 0.1, "passed"), ("next1", 0.01, "passed"), ("next2", 0, "passed")]
+    scheduler, _, _ = _scheduler(entries, parallel=2, fail_fast=True)
+    results = asyncio.run(scheduler.run())
+    assert [(r.id, r.status) for r in results] == [
+        ("bad", "failed"), ("slow", "passed"), ("next1", "skipped"), ("next2", "skipped")]
+    assert results[2].error == "not run: --fail-fast stopped the run after bad failed"
+
+
+def test_interrupt_cancels_in_flight_and_skips_the_rest() -> None:
+    entries = [("quick", 0, "passed"), ("slow1", 10, "passed"), ("slow2", 10, "passed"), ("never", 0, "passed")]
+    scheduler, _, finished = _scheduler(entries, parallel=2)
+
+    async def main():
+        task = asyncio.create_task(scheduler.run())
+        await asyncio.sleep(0.05)
+        scheduler.interrupt()
+        return await asyncio.wait_for(task, 2)
+
+    results = asyncio.run(main())
+    assert scheduler.interrupted
+    assert [(r.id, r.status, r.error) for r in results] == [
+        ("quick", "passed", None), ("slow1", "skipped", "interrupted"), ("slow2", "skipped", "interrupted"),
+        ("never", "skipped", "interrupted")]
+    assert sorted(finished) == ["quick", "slow1", "slow2"]

@@ -1,0 +1,88 @@
+"""agenttest.yaml: discovery, expansion, validation, merging with flags."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agenttest.config import build_run_config, derive_agent_id, find_config, load_project
+from agenttest.errors import ConfigError, UsageError
+from agenttest.secrets import mask
+
+
+def _write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def test_discovery_walks_up_from_the_first_input(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("AGENTTEST_CONFIG", raising=False)
+    config = _write(tmp_path / "proj" / "agenttest.yml", "version: 1\n")
+    _write(tmp_path / "proj" / "tests" / "deep" / "s.jsonl", "")
+    assert find_config(None, ["proj/tests/deep/s.jsonl"], tmp_path) == config.resolve()
+    other = _write(tmp_path / "elsewhere.yaml", "version: 1\n")
+    monkeypatch.setenv("AGENTTEST_CONFIG", str(other))
+    assert find_config(None, ["proj/tests/deep/s.jsonl"], tmp_path) == other.resolve()
+    assert find_config("proj/agenttest.yml", [], tmp_path) == config.resolve()
+    with pytest.raises(ConfigError, match="config file nope.yaml not found"):
+        find_config("nope.yaml", [], tmp_path)
+
+
+def test_variables_expand_with_defaults_and_secrets_are_masked(tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AGENT_TOKEN", "s3cr3t-token-value")
+    monkeypatch.delenv("AGENT_DIR", raising=False)
+    path = _write(tmp_path / "agenttest.yaml", """
+agents:
+  a:
+    provider: exec
+    command: [run, "${AGENT_DIR:-bin}/agent"]
+    env: {AUTH: "Bearer ${AGENT_TOKEN}"}
+""")
+    project = load_project(path)
+    settings = project.agents["a"]
+    assert settings.command == ["run", "bin/agent"]  # type: ignore[union-attr]
+    assert settings.env == {"AUTH": "Bearer s3cr3t-token-value"}  # type: ignore[union-attr]
+    assert mask("leaked s3cr3t-token-value here") == "leaked *** here"
+
+
+def test_errors_name_the_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("MISSING_VAR", raising=False)
+    cases = {
+        "agents:\n  a:\n    provider: python\n    callable: ${MISSING_VAR}\n":
+            "agents.a.callable: environment variable MISSING_VAR is not set",
+        "agent:\n  a: {}\n": "agent: unknown key (did you mean 'agents'?)",
+        "agents:\n  a:\n    provider: telnet\n": "agents.a.provider: unknown provider 'telnet'",
+        "agents:\n  a:\n    command: [x]\n": "agents.a: needs 'provider'",
+        "agents:\n  a:\n    provider: exec\n": "agents.a.command: required",
+        "defaults:\n  paralel: 3\n": "defaults.paralel: unknown run option (did you mean 'parallel'?)",
+        "version: 2\n": "version:",
+        "agents: [\n": "invalid YAML",
+    }
+    for text, message in cases.items():
+        path = _write(tmp_path / "agenttest.yaml", text)
+        with pytest.raises(ConfigError) as info:
+            load_project(path)
+        assert message in str(info.value), text
+        assert str(path) in str(info.value)
+
+
+def test_cli_beats_defaults_beats_builtin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("AGENTTEST_CONFIG", raising=False)
+    _write(tmp_path / "agenttest.yaml", "defaults:\n  timeout: 30s\n  parallel: 8\n  name: x\n")
+    config = build_run_config({"input": ["s.jsonl"], "parallel": 2}, tmp_path)
+    assert (config.timeout, config.parallel, config.agent_id, config.retries) == (30.0, 2, "x", 2)
+    with pytest.raises(UsageError, match="--timeout"):
+        build_run_config({"input": ["s.jsonl"], "timeout": "soon"}, tmp_path)
+    with pytest.raises(UsageError, match="--parallel: must be at least 1"):
+        build_run_config({"input": ["s.jsonl"], "parallel": 0}, tmp_path)
+    with pytest.raises(UsageError, match="--run: invalid pattern"):
+        build_run_config({"input": ["s.jsonl"], "run": "(unclosed"}, tmp_path)
+
+
+def test_agent_id_from_an_assistants_path() -> None:
+    assert derive_agent_id(Path("assistants/workers/system/keyword/tests/x.jsonl")) == "workers.system.keyword"
+    assert derive_agent_id(Path("app/assistants/expense/tests")) == "expense"
+    assert derive_agent_id(Path("tests/x.jsonl")) is None
