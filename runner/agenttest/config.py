@@ -284,7 +284,9 @@ def _normalise_keys(defaults: dict[str, Any]) -> dict[str, Any]:
 
 def _first_error(exc: ValidationError, model: type[BaseModel], prefix: str = "") -> str:
     """pydantic's first error as `dotted.key: message`, with a did-you-mean for unknown keys."""
-    error = exc.errors()[0]
+    errors = exc.errors()
+    # An unknown key usually explains a "missing" one (a typo), so it is reported first.
+    error = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
     location = ".".join(str(part) for part in error["loc"])
     key = f"{prefix}.{location}" if prefix and location else prefix or location
     if error["type"] == "extra_forbidden":

@@ -25,15 +25,9 @@ def test_version_and_default_command(project: Project) -> None:
     assert implicit.report["summary"]["passed"] == 1
 
 
-def test_example_suite_shows_every_outcome() -> None:
-    example = REPO / "examples" / "expense"
-    run = run_cli("-i", "examples/expense/tests/expense.jsonl", "--output-dir", str(example / "out"), cwd=REPO)
-    try:
-        report = json.loads((example / "out" / "report.json").read_text())
-    finally:
-        for name in ("report.json", "events.jsonl"):
-            (example / "out" / name).unlink(missing_ok=True)
-        (example / "out").rmdir()
+def test_example_suite_shows_every_outcome(tmp_path: Path) -> None:
+    run = run_cli("-i", "examples/expense/tests/expense.jsonl", "--output-dir", str(tmp_path), cwd=REPO)
+    report = json.loads((tmp_path / "report.json").read_text())
     assert run.code == 1, run.stdout + run.stderr
     summary = report["summary"]
     assert (summary["total"], summary["passed"], summary["failed"], summary["skipped"]) == (8, 6, 1, 1)
