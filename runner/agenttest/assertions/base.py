@@ -156,6 +156,16 @@ def to_text(value: Any) -> str:
         return ""
     if isinstance(value, str):
         return value
+    return _compact_json(value)
+
+
+def describe(value: Any, limit: int = 200) -> str:
+    """A value as failure messages show it: compact JSON (strings quoted, so `"5"` and `5` differ), cut at `limit`."""
+    text = _compact_json(value)
+    return text if len(text) <= limit else f"{text[:limit]}…"
+
+
+def _compact_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
 
 

@@ -1,0 +1,41 @@
+"""Assertions: importing this package registers every built-in assertion type."""
+
+from . import script, structured, text, timing, tools
+from .base import (
+    REGISTRY,
+    AssertionResult,
+    AssertionSpec,
+    AssertionType,
+    EvalContext,
+    Verdict,
+    assertion,
+    describe,
+    evaluate_all,
+    failure_message,
+    json_equal,
+    known_types,
+    prepare_assertion,
+    to_text,
+)
+
+__all__ = [
+    "REGISTRY",
+    "AssertionResult",
+    "AssertionSpec",
+    "AssertionType",
+    "EvalContext",
+    "Verdict",
+    "assertion",
+    "describe",
+    "evaluate_all",
+    "failure_message",
+    "json_equal",
+    "known_types",
+    "prepare_assertion",
+    "script",
+    "structured",
+    "text",
+    "timing",
+    "to_text",
+    "tools",
+]

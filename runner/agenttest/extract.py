@@ -1,0 +1,272 @@
+"""Structured data (JSON or YAML) pulled out of an LLM's free text: a port of Yao's `gou/text.ExtractJSON`.
+
+The algorithm (reference §3.4): fenced blocks first, matched by ```` (?s)```(\\w*)\\s*\\n?(.*?)\\n?``` ```` with the
+language lower-cased and, when empty, detected from the content; without any fence, the whole text as one block
+when a language is detected. Only `json`, `yaml` and `yml` blocks can yield data; the first one that does wins. Text
+outside the fences is ignored as soon as one fence exists, and a ```` ```python ```` fence is never data.
+
+Parsing a block follows `gou/json.Parse`: YAML when the content looks like `key: value`, else strict JSON, then JSON
+with `//` and `/* */` comments stripped, then repair by `json_repair` (trailing commas, single quotes, unquoted
+keys, truncation).
+
+Deliberate divergences from Go:
+- Repair runs only on content that starts with `{` or `[`, because `json_repair` turns almost any prose into some
+  value. In Go the repair step is skipped for content containing `//` or `/*` (its JSONC branch), so
+  `{"url": "http://x",}` gives nothing there; here it is repaired. A repair must give an object or array.
+- YAML is read by PyYAML's safe loader with plain scalars resolved as Go's `yaml.v3` resolves them into
+  `interface{}`: only `true`/`false` are booleans (`yes`, `on` stay strings), timestamps stay strings, and `10:30` is
+  a string, not YAML 1.1's base-60 number 630. Keys become strings, and the result holds only JSON types. Only the
+  first document of a stream is read, and a document that aliases expand past 100,000 nodes gives nothing.
+- A `yaml`/`yml` block whose first line is not `key: value` (a list such as `- a`) is read as YAML when it is not
+  JSON, and counts when it gives an object or array; Go reads it only as JSON and finds nothing.
+- Strict JSON rejects `NaN` and `Infinity`, as Go's decoder does (a repair may still produce them).
+- No input raises: anything a parser throws (including recursion limits) means "no data in this block".
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import re
+from typing import Any
+
+import json_repair
+import yaml
+
+_FENCE = re.compile(r"```(\w*)\s*\n?(.*?)\n?```", re.DOTALL | re.ASCII)
+_DATA_LANGUAGES = ("json", "yaml", "yml")
+
+_HTML_PREFIXES = ("<!DOCTYPE", "<html", "<div", "<span", "<p>", "<head", "<body", "<script", "<style", "<table",
+                  "<form")
+_XML_PREFIXES = ("<?xml", "<root", "<item", "<node")
+_SQL_PREFIXES = ("SELECT ", "INSERT ", "UPDATE ", "DELETE ", "CREATE ", "DROP ", "ALTER ")
+_TYPESCRIPT_MARKERS = ("interface ", ": string", ": number", ": boolean", ": any", "as const")
+_CSS_MARKERS = ("margin:", "padding:", "display:", "color:", "background:", "font-")
+
+# A YAML document expanded through aliases can be exponentially larger than its text ("billion laughs").
+_MAX_YAML_NODES = 100_000
+
+
+def extract_json(text: str) -> Any | None:
+    """The first JSON or YAML value found in `text`, or None when there is none."""
+    for language, content in _blocks(text):
+        if language in _DATA_LANGUAGES:
+            data = _parse(content, yaml_block=language != "json")
+            if data is not None:
+                return data
+    return None
+
+
+def _blocks(text: str) -> list[tuple[str, str]]:
+    """(language, content) of every fenced block, else of the whole text when its language is recognised."""
+    text = text.strip()
+    if not text:
+        return []
+    fenced = []
+    for match in _FENCE.finditer(text):
+        content = match.group(2).strip()
+        fenced.append((match.group(1).strip().lower() or _detect_language(content), content))
+    if fenced:
+        return fenced
+    language = _detect_language(text)
+    return [(language, text)] if language else []
+
+
+def _detect_language(content: str) -> str:
+    """Port of gou's `detectLanguage`: the first matching heuristic wins, "" when nothing matches."""
+    trimmed = content.strip()
+    if not trimmed:
+        return ""
+    upper = trimmed.upper()
+    if trimmed.startswith(("{", "[")):
+        return "json"
+    if trimmed.startswith("<"):
+        if trimmed.startswith(("<?php", "<?=")):
+            return "php"
+        if upper.startswith(tuple(p.upper() for p in _XML_PREFIXES)):
+            return "xml"
+        if upper.startswith(tuple(p.upper() for p in _HTML_PREFIXES)) or ">" in trimmed:
+            return "html"
+    if trimmed.startswith("---"):
+        return "yaml"
+    if trimmed.startswith("#!/"):
+        if "python" in trimmed:
+            return "python"
+        if "bash" in trimmed or "/sh" in trimmed:
+            return "shell"
+        return "javascript" if "node" in trimmed else "shell"
+    if upper.startswith(_SQL_PREFIXES):
+        return "sql"
+    if trimmed.startswith("#include"):
+        return "cpp" if any(m in trimmed for m in ("<iostream>", "<vector>", "std::")) else "c"
+    if trimmed.startswith(("# ", "## ", "### ")):
+        return "markdown"
+    return _detect_code(trimmed) or _detect_yaml_line(trimmed)
+
+
+def _detect_code(trimmed: str) -> str:
+    """The code heuristics of `detectLanguage`, which look at the first five lines."""
+    head = "\n".join(trimmed.split("\n")[:5])
+    rules = (
+        ("go", trimmed.startswith(("package ", "func ", "import (", 'import "'))
+         or "\npackage " in head or "\nfunc " in head),
+        ("typescript", any(m in head for m in _TYPESCRIPT_MARKERS)),
+        ("java", "public class " in head or "public static void main" in head or "System.out." in head
+         or trimmed.startswith("import java.")),
+        ("csharp", trimmed.startswith("using System") or "Console.Write" in head or "static void Main" in head),
+        ("rust", trimmed.startswith("fn ") or "pub fn " in head or "println!" in head or "let mut " in head),
+        ("python", trimmed.startswith(("def ", "class ")) or "if __name__" in head or "print(" in head),
+        ("javascript", trimmed.startswith("function ") or "console.log" in head or "require(" in head
+         or "module.exports" in head),
+        ("ruby", "puts " in head or "attr_accessor" in head),
+        ("shell", "echo $" in head or trimmed.startswith("export ")),
+        ("css", any(m in trimmed for m in _CSS_MARKERS) and "{" in trimmed and "}" in trimmed),
+    )
+    return next((language for language, matched in rules if matched), "")
+
+
+def _detect_yaml_line(trimmed: str) -> str:
+    """`key: value` on the first line (not JSON, not a URL, not a type annotation) means YAML — prose included."""
+    first = trimmed.split("\n")[0].strip()
+    if ": " in first and not first.startswith("{") and not any(
+            m in first for m in ('":', "://", ": string", ": number")):
+        return "yaml"
+    return ""
+
+
+def _parse(content: str, yaml_block: bool) -> Any | None:
+    """Port of `gou/json.Parse` without a hint: YAML for `key: value` content, else JSON with fallbacks."""
+    if _looks_like_yaml(content):
+        return _load_yaml(content)
+    for candidate in (content, _strip_comments(content)):
+        try:
+            return json.loads(candidate, parse_constant=_reject_constant)
+        except (ValueError, RecursionError):
+            pass
+    if content.lstrip().startswith(("{", "[")):
+        return _as_container(_repair(content))
+    return _as_container(_load_yaml(content)) if yaml_block else None
+
+
+def _repair(content: str) -> Any | None:
+    try:
+        return json_repair.loads(content)
+    except Exception:  # the repairer has its own failure modes (nesting depth, odd input); none may escape
+        return None
+
+
+def _as_container(value: Any) -> Any | None:
+    return value if isinstance(value, (dict, list)) else None
+
+
+def _looks_like_yaml(content: str) -> bool:
+    """gou's `DetectFormat` YAML rule: the first non-empty, non-`#` line has a `:` that is not `":` or `:{`."""
+    trimmed = content.strip()
+    if trimmed.startswith(("{", "[")):
+        return False
+    for raw_line in trimmed.split("\n"):
+        line = raw_line.strip()
+        if not line or line.startswith("#"):
+            continue
+        return ":" in line and '":' not in line and ":{" not in line
+    return False
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _strip_comments(data: str) -> str:
+    """Port of gou's `TrimComments`: drop `//` and `/* */` comments outside double-quoted strings."""
+    out: list[str] = []
+    in_string = in_line_comment = in_block_comment = escaped = False
+    i = 0
+    while i < len(data):
+        c = data[i]
+        nxt = data[i + 1] if i + 1 < len(data) else ""
+        if escaped:
+            out.append(c)
+            escaped = False
+        elif c == '"' and not in_line_comment and not in_block_comment:
+            in_string = not in_string
+            out.append(c)
+        elif in_string:
+            escaped = c == "\\"
+            out.append(c)
+        elif not in_block_comment and not in_line_comment and c == "/" and nxt in ("/", "*"):
+            in_line_comment, in_block_comment = nxt == "/", nxt == "*"
+            i += 1
+        elif in_line_comment and c in "\r\n":
+            in_line_comment = False
+            out.append(c)
+        elif in_block_comment and c == "*" and nxt == "/":
+            in_block_comment = False
+            i += 1
+        elif not in_line_comment and not in_block_comment:
+            out.append(c)
+        i += 1
+    return "".join(out)
+
+
+class _YamlLoader(yaml.SafeLoader):
+    """PyYAML's safe loader resolving plain scalars as Go's yaml.v3 does into `interface{}`."""
+
+
+_YamlLoader.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers
+            if tag.rsplit(":", 1)[-1] not in ("bool", "int", "float", "timestamp")]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+_YamlLoader.add_implicit_resolver(
+    "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF"))
+_YamlLoader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(r"""^(?:[-+]?(?:[0-9][0-9_]*\.[0-9_]*|\.[0-9_]+)(?:[eE][-+]?[0-9]+)?
+                   |[-+]?[0-9][0-9_]*[eE][-+]?[0-9]+
+                   |[-+]?\.(?:inf|Inf|INF)
+                   |\.(?:nan|NaN|NAN))$""", re.VERBOSE),
+    list("-+0123456789."))
+_YamlLoader.add_implicit_resolver(
+    "tag:yaml.org,2002:int",
+    re.compile(r"""^(?:[-+]?0b[0-1_]+
+                   |[-+]?0o[0-7_]+
+                   |[-+]?0[0-7_]+
+                   |[-+]?(?:0|[1-9][0-9_]*)
+                   |[-+]?0x[0-9a-fA-F_]+)$""", re.VERBOSE),
+    list("-+0123456789"))
+
+
+def _load_yaml(content: str) -> Any | None:
+    try:
+        document = next(iter(yaml.load_all(content, Loader=_YamlLoader)), None)
+        return _plain(document, [_MAX_YAML_NODES])
+    except Exception:  # scanner, constructor and value errors (e.g. `!!timestamp 2001-02-30`) alike
+        return None
+
+
+def _plain(value: Any, budget: list[int]) -> Any:
+    """A YAML value with only JSON types: string keys, dates as ISO text. Raises when the budget of nodes runs out."""
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise ValueError("YAML document too large")
+    if isinstance(value, dict):
+        return {_key_text(k): _plain(v, budget) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set)):
+        return [_plain(v, budget) for v in value]
+    if value is None or isinstance(value, (str, bool, int, float)):
+        return value
+    if isinstance(value, (datetime.date, datetime.datetime)):
+        return value.isoformat()
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return str(value)
+
+
+def _key_text(key: Any) -> str:
+    if isinstance(key, str):
+        return key
+    if isinstance(key, bool) or key is None:
+        return json.dumps(key)
+    if isinstance(key, (datetime.date, datetime.datetime)):
+        return key.isoformat()
+    return str(key)
