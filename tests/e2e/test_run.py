@@ -10,6 +10,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from .conftest import Project, run_cli
 
 REPO = Path(__file__).resolve().parents[2]
@@ -109,15 +111,31 @@ def test_parallel_keeps_input_order_and_prints_each_case_together(project: Proje
 
 
 def test_timeout_is_enforced_inside_the_call(project: Project) -> None:
+    project.write("blocking_agent.py", """
+        import time
+        def respond(request):
+            time.sleep(30)  # a sync agent stuck in a call that cannot be cancelled
+            return "late"
+        """)
+    project.write("agenttest.yaml", """
+        agents:
+          echo: {provider: python, callable: echo_agent:respond}
+          blocking: {provider: python, callable: blocking_agent:respond}
+        """)
     project.suite("suite.jsonl", {"id": "slow", "input": "sleep 5", "timeout": "200ms"},
                   {"id": "fast", "input": "hi"})
     started = time.monotonic()
-    run = project.run("-i", "suite.jsonl", "--timeout", "1m")
+    run = project.run("-i", "suite.jsonl", "--timeout", "1m", "-n", "echo")
     assert time.monotonic() - started < 4
     assert run.code == 1
     assert run.result("slow")["status"] == "timeout"
     assert run.result("slow")["error"] == "timeout after 200ms"
     assert run.report["summary"]["timeouts"] == 1
+    started = time.monotonic()
+    blocked = project.run("-i", "suite.jsonl", "--timeout", "300ms", "-n", "blocking")
+    assert time.monotonic() - started < 5, "a stuck sync agent held the process open"
+    assert [r["status"] for r in blocked.report["results"]] == ["timeout", "timeout"]
+    assert blocked.result("fast")["error"] == "timeout after 300ms"
 
 
 def test_exec_agent_round_trip_and_process_group_killed_on_timeout(tmp_path: Path) -> None:
@@ -275,7 +293,8 @@ def test_before_all_failure_exits_2_and_still_reports(project: Project) -> None:
     assert not calls.exists()
 
 
-def test_sigint_writes_partial_artifacts_and_exits_130(project: Project) -> None:
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_signal_writes_partial_artifacts_and_exits_130(project: Project, signum: int) -> None:
     log = project.root / "after.log"
     project.write("env_test.py", f"""
         def After(ctx, case, result, data):
@@ -291,7 +310,7 @@ def test_sigint_writes_partial_artifacts_and_exits_130(project: Project) -> None
         time.sleep(0.05)
     time.sleep(0.3)
     sent = time.monotonic()
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(signum)
     stdout, stderr = proc.communicate(timeout=10)
     assert time.monotonic() - sent < 5
     assert proc.returncode == 130, stdout + stderr
@@ -333,7 +352,8 @@ def test_missing_input_file_and_unknown_agent_exit_2(project: Project) -> None:
     assert missing.code == 2 and "nope.jsonl" in missing.stderr
     project.suite("suite.jsonl", {"id": "a", "input": "hi"})
     unknown = project.run("-i", "suite.jsonl", "-n", "ecko")
-    assert unknown.code == 2 and "agent 'ecko' is not defined" in unknown.stderr and "did you mean 'echo'" in unknown.stderr
+    assert unknown.code == 2
+    assert "agent 'ecko' is not defined" in unknown.stderr and "did you mean 'echo'" in unknown.stderr
 
 
 def _alive(pid: int) -> bool:

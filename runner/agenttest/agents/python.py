@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import importlib
 import inspect
 import sys
@@ -10,6 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..errors import AgentCallError, ConfigError
+from ..threads import run_in_thread
 from .base import AgentRequest, AgentResponse
 from .registry import ProviderContext, ProviderSettings, register_provider
 
@@ -31,7 +31,7 @@ class PythonAgent:
             if inspect.iscoroutinefunction(self._func):
                 raw = await self._func(request.to_dict())
             else:
-                raw = await asyncio.to_thread(self._func, request.to_dict())
+                raw = await run_in_thread(self._func, request.to_dict())
                 if inspect.isawaitable(raw):
                     raw = await raw
         except AgentCallError:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 from collections.abc import Callable
 from pathlib import Path
@@ -10,6 +9,7 @@ from typing import Any
 
 from ..errors import HookError
 from ..refs import resolve_callable
+from ..threads import run_in_thread
 
 
 class Hooks:
@@ -31,7 +31,7 @@ class Hooks:
             if inspect.iscoroutinefunction(func):
                 returned = await func(*args)
             else:
-                returned = await asyncio.to_thread(func, *args)
+                returned = await run_in_thread(func, *args)
         except Exception as exc:
             raise HookError(f"hook {ref} failed: {type(exc).__name__}: {exc}") from exc
         if isinstance(returned, dict) and "data" in returned:
