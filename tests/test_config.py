@@ -26,7 +26,7 @@ def test_discovery_walks_up_from_the_first_input(tmp_path: Path, monkeypatch: py
     monkeypatch.setenv("AGENTTEST_CONFIG", str(other))
     assert find_config(None, ["proj/tests/deep/s.jsonl"], tmp_path) == other.resolve()
     assert find_config("proj/agenttest.yml", [], tmp_path) == config.resolve()
-    with pytest.raises(ConfigError, match="config file nope.yaml not found"):
+    with pytest.raises(ConfigError, match=r"config file nope\.yaml not found"):
         find_config("nope.yaml", [], tmp_path)
 
 

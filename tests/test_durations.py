@@ -12,7 +12,7 @@ def test_parse(text: str, seconds: float) -> None:
     assert parse_duration(text) == pytest.approx(seconds)
 
 
-@pytest.mark.parametrize("text", ["", "5", "5 m", "abc", "1x", "-1s", "m"])
+@pytest.mark.parametrize("text", ["", "  ", "5", "5 m", "abc", "1x", "-1s", "m", "٣s"])
 def test_parse_rejects(text: str) -> None:
     with pytest.raises(ValueError):
         parse_duration(text)

@@ -222,6 +222,14 @@ def test_dry_run_prints_cases_and_calls_no_agent(project: Project) -> None:
     assert not calls.exists()
 
 
+def test_a_directory_input_skips_the_output_directory(project: Project) -> None:
+    project.suite("tests/a.jsonl", {"id": "a", "input": "hi"})
+    first = project.run("-i", ".")
+    second = project.run("-i", ".")
+    assert first.code == second.code == 0
+    assert [r["id"] for r in second.report["results"]] == ["a"]
+
+
 def test_direct_message_with_name(project: Project) -> None:
     run = project.run("-n", "echo", "-i", "How are you?")
     assert run.code == 0

@@ -46,7 +46,8 @@ def run_suite(config: RunConfig, reporters: list[Reporter] | None = None) -> Run
 
 
 async def _run(config: RunConfig, reporters: list[Reporter] | None) -> RunOutcome:
-    suite = load_suite(config.inputs, cwd=config.cwd, repo_root=repository_root(config.cwd))
+    suite = load_suite(config.inputs, cwd=config.cwd, repo_root=repository_root(config.cwd),
+                       exclude=[config.cwd / config.output_dir])
     entries = select(suite.entries, config.run_filter)
     if not entries:
         if config.run_filter:

@@ -1,0 +1,78 @@
+"""Which suite files an `-i` value names: a file, a directory, a glob — or, failing those, a direct message."""
+
+from __future__ import annotations
+
+import glob
+import os
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+from ..errors import UsageError
+
+GENERATOR_PREFIXES = ("agents:", "scripts:")
+SUITE_SUFFIXES = (".jsonl", ".json")
+_GLOB_CHARS = frozenset("*?[")
+
+
+# -- which files an -i value names -------------------------------------------------------------------------------
+
+
+def sources(value: str, cwd: Path, exclude: Iterable[Path] = ()) -> list[Path | str]:
+    """The suite files an `-i` value names (absolute, in load order), or the value itself for a direct message.
+
+    Directories in `exclude` (the run's own output directory) are never walked into."""
+    if not value.strip():
+        raise UsageError("-i: empty input (give a suite file, a directory, a glob or a message)")
+    if value.startswith(GENERATOR_PREFIXES):
+        raise UsageError(f"-i {value}: generator inputs (agents:…, scripts:…) are not supported yet")
+    path = _existing(cwd / value)
+    if path is not None and not path.is_dir():
+        return [path]
+    if path is not None:
+        files = sorted(_jsonl_under(path, {p.resolve() for p in exclude}))
+        if not files:
+            raise UsageError(f"-i {value}: no *.jsonl files in this directory")
+        return list(files)
+    if _looks_like_glob(value):
+        matches = sorted(Path(os.path.normpath(cwd / match)) for match in glob.glob(value, root_dir=cwd,
+                                                                                  recursive=True))
+        files = [match for match in matches if match.is_file()]
+        if not files:
+            raise UsageError(f"-i {value}: the pattern matches no file")
+        return list(files)
+    if value.lower().endswith(SUITE_SUFFIXES):
+        raise UsageError(f"-i {value}: file not found")
+    return [value]
+
+
+def _existing(path: Path) -> Path | None:
+    """`path` (normalised) when it is an existing file or directory; None otherwise, also for values no file
+    system accepts (too long, NUL bytes) — those are messages."""
+    try:
+        return Path(os.path.normpath(path)) if path.exists() else None
+    except (OSError, ValueError):
+        return None
+
+
+def _jsonl_under(directory: Path, exclude: set[Path]) -> Iterator[Path]:
+    """Every `*.jsonl` below `directory`, skipping hidden directories (`.git`, `.venv`, caches) and `exclude`;
+    symlinked directories are not followed (no loops, no surprises), symlinked files are read."""
+    for root, dirs, files in os.walk(directory):
+        dirs[:] = [d for d in dirs if not d.startswith(".") and (Path(root) / d).resolve() not in exclude]
+        for name in files:
+            if name.endswith(".jsonl"):
+                yield Path(root) / name
+
+
+def _looks_like_glob(value: str) -> bool:
+    """A glob is path-like: a wildcard, no whitespace, and a `/` or `.json` in it (`What?` stays a message)."""
+    return (any(ch in _GLOB_CHARS for ch in value) and not any(ch.isspace() for ch in value)
+            and ("/" in value or os.sep in value or ".json" in value.lower()))
+
+
+def display_path(path: Path, cwd: Path) -> str:
+    """The path as the user sees it: relative to cwd when inside it, forward slashes."""
+    try:
+        return path.relative_to(cwd).as_posix()
+    except ValueError:
+        return path.as_posix()

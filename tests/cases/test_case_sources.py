@@ -1,0 +1,138 @@
+"""What each `-i` value names: a file, a directory, a glob, a direct message, or a usage error."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from case_files import Load, jsonl, write
+
+from agenttest.cases import Case, InvalidCase
+from agenttest.errors import UsageError
+
+
+def _ids(suite) -> list[str | None]:
+    return [entry.id for entry in suite.entries]
+
+
+def test_jsonl_file(repo: Path, load: Load) -> None:
+    write(repo / "tests/a.jsonl", jsonl({"id": "A1", "input": "hi"}, {"id": "A2", "input": "yo"}))
+    suite = load("tests/a.jsonl")
+    assert _ids(suite) == ["A1", "A2"]
+    assert suite.files == ["tests/a.jsonl"]
+    first = suite.entries[0]
+    assert isinstance(first, Case)
+    assert (first.file, first.line, first.base_dir) == ("tests/a.jsonl", 1, repo / "tests")
+    assert first.messages == [{"role": "user", "content": "hi"}]
+
+
+def test_any_existing_file_is_a_suite_whatever_its_suffix(repo: Path, load: Load) -> None:
+    write(repo / "cases.txt", jsonl({"id": "A", "input": "hi"}))
+    write(repo / "cases.json", '[{"id": "B", "input": "hi"}]')
+    assert _ids(load("cases.txt", "cases.json")) == ["A", "B"]
+
+
+def test_file_path_is_shown_relative_to_cwd_with_forward_slashes(repo: Path, load: Load) -> None:
+    write(repo / "tests/a.jsonl", jsonl({"id": "A", "input": "hi"}))
+    suite = load("./tests/../tests/a.jsonl")
+    assert suite.files == ["tests/a.jsonl"]
+    assert suite.entries[0].file == "tests/a.jsonl"
+    assert load(str(repo / "tests/a.jsonl")).entries[0].file == "tests/a.jsonl"
+
+
+def test_file_outside_cwd_is_shown_absolute(repo: Path, load: Load) -> None:
+    write(repo / "other/a.jsonl", jsonl({"id": "A", "input": "hi"}))
+    (repo / "work").mkdir()
+    suite = load("../other/a.jsonl", cwd=repo / "work")
+    assert suite.files == [(repo / "other/a.jsonl").as_posix()]
+
+
+def test_directory_loads_every_jsonl_below_it_sorted(repo: Path, load: Load) -> None:
+    write(repo / "tests/b.jsonl", jsonl({"id": "B", "input": "x"}))
+    write(repo / "tests/a.jsonl", jsonl({"id": "A", "input": "x"}))
+    write(repo / "tests/sub/c.jsonl", jsonl({"id": "C", "input": "x"}))
+    write(repo / "tests/notes.json", jsonl({"id": "NOT", "input": "x"}))
+    write(repo / "tests/.cache/d.jsonl", jsonl({"id": "HIDDEN", "input": "x"}))
+    suite = load("tests")
+    assert suite.files == ["tests/a.jsonl", "tests/b.jsonl", "tests/sub/c.jsonl"]
+    assert _ids(suite) == ["A", "B", "C"]
+
+
+def test_directory_without_jsonl_is_a_usage_error(repo: Path, load: Load) -> None:
+    (repo / "empty").mkdir()
+    with pytest.raises(UsageError, match=r"^-i empty: no \*\.jsonl files in this directory$"):
+        load("empty")
+
+
+def test_glob_is_sorted_and_recursive(repo: Path, load: Load) -> None:
+    write(repo / "tests/z.jsonl", jsonl({"id": "Z", "input": "x"}))
+    write(repo / "tests/deep/er/a.jsonl", jsonl({"id": "A", "input": "x"}))
+    write(repo / "tests/skip.txt", jsonl({"id": "T", "input": "x"}))
+    suite = load("tests/**/*.jsonl")
+    assert suite.files == ["tests/deep/er/a.jsonl", "tests/z.jsonl"]
+    assert _ids(load("*.json*", cwd=repo / "tests")) == ["Z"]
+
+
+def test_glob_matching_nothing_is_a_usage_error(load: Load) -> None:
+    with pytest.raises(UsageError, match=r"^-i tests/\*\*/\*\.jsonl: the pattern matches no file$"):
+        load("tests/**/*.jsonl")
+
+
+def test_missing_suite_file_is_a_usage_error_naming_it(load: Load) -> None:
+    with pytest.raises(UsageError) as caught:
+        load("tests/missing.jsonl")
+    assert str(caught.value) == "-i tests/missing.jsonl: file not found"
+    with pytest.raises(UsageError, match=r"-i cases\.JSON: file not found"):
+        load("cases.JSON")
+
+
+@pytest.mark.parametrize("value", ["agents:tests.generator?count=5", "scripts:tests.gen.Generate"])
+def test_generator_inputs_are_not_supported_yet(load: Load, value: str) -> None:
+    with pytest.raises(UsageError) as caught:
+        load(value)
+    assert str(caught.value) == f"-i {value}: generator inputs (agents:…, scripts:…) are not supported yet"
+
+
+def test_empty_value_is_a_usage_error(load: Load) -> None:
+    with pytest.raises(UsageError, match="empty input"):
+        load("  ")
+
+
+def test_usage_errors_come_before_any_loading(repo: Path, load: Load) -> None:
+    write(repo / "a.jsonl", "not json\n")
+    with pytest.raises(UsageError):
+        load("a.jsonl", "missing.jsonl")
+
+
+@pytest.mark.parametrize("text", ["Hello, how are you?", "What?", "2*3", "tests/missing.txt",
+                                  "look at a/b? please", "x" * 5000, "nul\x00byte"])
+def test_anything_else_is_a_direct_message(repo: Path, load: Load, text: str) -> None:
+    [case] = load(text).entries
+    assert isinstance(case, Case)
+    assert (case.id, case.input, case.file, case.line, case.base_dir) == ("T001", text, None, None, repo)
+    assert case.messages == [{"role": "user", "content": text}]
+    assert case.raw == {"id": "T001", "input": text}
+
+
+def test_several_values_concatenate_in_order(repo: Path, load: Load) -> None:
+    write(repo / "a.jsonl", jsonl({"id": "A", "input": "x"}))
+    write(repo / "b.jsonl", jsonl({"id": "B", "input": "x"}))
+    suite = load("b.jsonl", "first message", "a.jsonl", "second message")
+    assert _ids(suite) == ["B", "T001", "A", "T002"]
+    assert suite.files == ["b.jsonl", "a.jsonl"]
+
+
+def test_same_file_named_twice_is_loaded_once(repo: Path, load: Load) -> None:
+    write(repo / "tests/a.jsonl", jsonl({"id": "A", "input": "x"}))
+    (repo / "link.jsonl").symlink_to(repo / "tests/a.jsonl")
+    suite = load("tests/a.jsonl", "tests", "./tests/a.jsonl", "tests/*.jsonl", "link.jsonl")
+    assert _ids(suite) == ["A"]
+    assert suite.files == ["tests/a.jsonl"]
+
+
+def test_direct_message_id_clashing_with_a_file_case_is_a_duplicate(repo: Path, load: Load) -> None:
+    write(repo / "a.jsonl", jsonl({"id": "T001", "input": "x"}))
+    file_case, message = load("a.jsonl", "hello").entries
+    assert isinstance(file_case, Case)
+    assert isinstance(message, InvalidCase)
+    assert message.message == "invalid test case: duplicate id 'T001' (first defined at a.jsonl:1)"

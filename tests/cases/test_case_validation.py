@@ -1,0 +1,292 @@
+"""Validating entries into Cases: every key of SPEC §5, and the exact message of every invalid case."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from case_files import Load, LoadOne, jsonl, write
+
+from agenttest.assertions.base import REGISTRY, AssertionSpec, AssertionType, Verdict
+from agenttest.cases import Case, InvalidCase
+from agenttest.errors import SuiteError, Where
+
+ErrorOf = Callable[[Any], str]
+VALID_TYPES = ("contains, equals, json_path, json_schema, latency, not_contains, regex, script, tool_called, "
+               "tool_result, tool_sequence, type")
+
+
+def _case(load_one: LoadOne, entry: dict[str, Any]) -> Case:
+    result = load_one(entry)
+    assert isinstance(result, Case), result
+    return result
+
+
+# -- a full valid case ---------------------------------------------------------------------------------------------
+
+
+def test_every_standard_key_is_kept(repo: Path, load_one: LoadOne) -> None:
+    entry = {
+        "id": "T1", "name": "Greeting", "description": "docs only", "mode": "static", "input": "Hello",
+        "assert": [{"type": "contains", "value": "hi", "message": "should greet", "options": {"ignore_case": True}},
+                   {"type": "regex", "value": "(?i)hello", "negate": True}],
+        "expected": {"a": 1},
+        "options": {"connector": "gpt", "skip": {"history": True, "trace": False}, "mode": "chat", "search": False,
+                    "metadata": {"k": "v"}, "disable_global_prompts": True},
+        "user": "u1", "team": "t1", "metadata": {"scenario": "x"}, "skip": "flaky upstream", "timeout": "1m30s",
+        "before": "env_test.Before", "after": "env_test.After", "tags": ["smoke", "greeting"],
+    }
+    case = _case(load_one, entry)
+    assert (case.id, case.name, case.input, case.expected, case.has_expected) == ("T1", "Greeting", "Hello",
+                                                                                  {"a": 1}, True)
+    assert case.messages == [{"role": "user", "content": "Hello"}]
+    assert case.options == entry["options"]
+    assert (case.user, case.team, case.metadata) == ("u1", "t1", {"scenario": "x"})
+    assert (case.skip, case.timeout, case.before, case.after) == ("flaky upstream", 90.0, "env_test.Before",
+                                                                  "env_test.After")
+    assert case.tags == ["smoke", "greeting"]
+    assert (case.file, case.line, case.base_dir, case.raw) == ("tests/suite.jsonl", 1, repo / "tests", entry)
+    contains, regex = case.assertions
+    assert (contains.type, contains.value, contains.message, contains.options) == (
+        "contains", "hi", "should greet", {"ignore_case": True})
+    assert (regex.type, regex.negate, regex.base_dir) == ("regex", True, repo / "tests")
+    assert regex.prepared is not None  # prepared once at load time
+
+
+def test_minimal_case_defaults(load_one: LoadOne) -> None:
+    case = _case(load_one, {"id": "T1", "input": "x"})
+    assert (case.assertions, case.expected, case.has_expected, case.name, case.options, case.user, case.team,
+            case.metadata, case.skip, case.timeout, case.before, case.after, case.tags) == (
+        [], None, False, None, {}, None, None, None, None, None, None, None, [])
+
+
+def test_null_means_not_given(load_one: LoadOne) -> None:
+    case = _case(load_one, {"id": "T1", "input": "x", "name": None, "assert": None, "options": {"connector": None},
+                            "skip": None, "timeout": None, "tags": None})
+    assert (case.assertions, case.options, case.skip, case.timeout, case.tags) == ([], {}, None, None, [])
+
+
+def test_expected_null_is_a_real_expectation(load_one: LoadOne) -> None:
+    case = _case(load_one, {"id": "T1", "input": "x", "expected": None})
+    assert (case.expected, case.has_expected) == (None, True)
+
+
+@pytest.mark.parametrize(("skip", "reason"), [(True, ""), (False, None), ("not ready", "not ready")])
+def test_skip_is_a_bool_or_a_reason(load_one: LoadOne, skip: Any, reason: str | None) -> None:
+    assert _case(load_one, {"id": "T1", "input": "x", "skip": skip}).skip == reason
+
+
+@pytest.mark.parametrize(("timeout", "seconds"), [("300ms", 0.3), ("30s", 30.0), ("2h", 7200.0), ("0s", 0.0)])
+def test_timeout_is_a_go_duration(load_one: LoadOne, timeout: str, seconds: float) -> None:
+    assert _case(load_one, {"id": "T1", "input": "x", "timeout": timeout}).timeout == seconds
+
+
+# -- assertion forms -----------------------------------------------------------------------------------------------
+
+
+def _assertions(load_one: LoadOne, written: Any, key: str = "assert") -> list[AssertionSpec]:
+    return _case(load_one, {"id": "T1", "input": "x", key: written}).assertions
+
+
+def test_assert_as_object_array_or_type_name(load_one: LoadOne) -> None:
+    [one] = _assertions(load_one, {"type": "contains", "value": "a"})
+    assert (one.type, one.value) == ("contains", "a")
+    assert [a.type for a in _assertions(load_one, [{"type": "contains", "value": "a"}, {"value": 3}])] == [
+        "contains", "equals"]
+    [shorthand] = _assertions(load_one, "equals")
+    assert (shorthand.type, shorthand.value) == ("equals", None)
+    assert _assertions(load_one, []) == []
+
+
+def test_assertions_is_an_alias_of_assert(load_one: LoadOne) -> None:
+    [one] = _assertions(load_one, [{"type": "contains", "value": "a"}], key="assertions")
+    assert (one.type, one.value) == ("contains", "a")
+
+
+def test_pattern_is_the_value_of_a_regex(load_one: LoadOne) -> None:
+    [one] = _assertions(load_one, {"type": "regex", "pattern": "^a+$"})
+    assert one.value == "^a+$"
+
+
+def test_name_is_the_value_of_tool_called(load_one: LoadOne) -> None:
+    [one] = _assertions(load_one, {"type": "tool_called", "name": "create_expense"})
+    assert (one.type, one.value) == ("tool_called", "create_expense")
+
+
+def test_assertion_fields_are_passed_through(load_one: LoadOne) -> None:
+    [one] = _assertions(load_one, {"type": "json_path", "path": "a.b", "value": 1, "message": "m", "negate": False,
+                                   "options": {"anything": [1, 2]}})
+    assert (one.path, one.value, one.message, one.negate, one.options) == ("a.b", 1, "m", False,
+                                                                           {"anything": [1, 2]})
+
+
+# -- the catalogue of invalid cases ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("entry", "message"), [
+    # required fields
+    ({"input": "x"}, "missing required field 'id'"),
+    ({"id": "", "input": "x"}, "missing required field 'id'"),
+    ({"id": None, "input": "x"}, "missing required field 'id'"),
+    ({"id": 5, "input": "x"}, "id: expected a string, got number"),
+    ({"id": "T1"}, "missing required field 'input'"),
+    ({"id": "T1", "input": None}, "missing required field 'input'"),
+    # unknown keys, with a hint
+    ({"id": "T1", "input": "x", "asert": {}}, "unknown key 'asert' (did you mean 'assert'?)"),
+    ({"id": "T1", "input": "x", "assertion": []}, "unknown key 'assertion' (did you mean 'assertions'?)"),
+    ({"id": "T1", "input": "x", "Input": "y"}, "unknown key 'Input' (did you mean 'input'? keys are case-sensitive)"),
+    ({"id": "T1", "input": "x", "zzz": 1}, "unknown key 'zzz'"),
+    ({"id": "T1", "inptu": "x"}, "unknown key 'inptu' (did you mean 'input'?)"),
+    ({"id": "T1", "input": "x", "options": {"conector": "c"}},
+     "options: unknown key 'conector' (did you mean 'connector'?)"),
+    ({"id": "T1", "input": "x", "options": {"skip": {"histroy": True}}},
+     "options.skip: unknown key 'histroy' (did you mean 'history'?)"),
+    # types
+    ({"id": "T1", "input": "x", "name": 3}, "name: expected a string, got number"),
+    ({"id": "T1", "input": "x", "user": True}, "user: expected a string, got boolean"),
+    ({"id": "T1", "input": "x", "team": []}, "team: expected a string, got array"),
+    ({"id": "T1", "input": "x", "metadata": []}, "metadata: expected an object, got array"),
+    ({"id": "T1", "input": "x", "tags": "smoke"}, "tags: expected an array, got string"),
+    ({"id": "T1", "input": "x", "tags": ["a", 3]}, "tags[1]: expected a string, got number"),
+    ({"id": "T1", "input": "x", "before": {}}, "before: expected a string, got object"),
+    ({"id": "T1", "input": "x", "skip": 1}, "skip: expected true/false or a reason string, got number"),
+    ({"id": "T1", "input": "x", "options": []}, "options: expected an object, got array"),
+    ({"id": "T1", "input": "x", "options": {"skip": {"history": "yes"}}},
+     "options.skip.history: expected true or false, got string"),
+    ({"id": "T1", "input": "x", "options": {"search": 1}}, "options.search: expected true or false, got number"),
+    ({"id": "T1", "input": "x", "options": {"metadata": "m"}}, "options.metadata: expected an object, got string"),
+    ({"id": "T1", "input": "x", "options": {"disable_global_prompts": "no"}},
+     "options.disable_global_prompts: expected true or false, got string"),
+    ({"id": "T1", "input": "x", "options": {"connector": 1, "mode": 2}},
+     "options.connector: expected a string, got number; options.mode: expected a string, got number"),
+    # timeout (Yao silently ignores a bad one)
+    ({"id": "T1", "input": "x", "timeout": "5 minutes"},
+     "timeout: invalid duration '5 minutes' (use e.g. 300ms, 30s, 1m30s, 2h)"),
+    ({"id": "T1", "input": "x", "timeout": ""}, "timeout: invalid duration '' (use e.g. 300ms, 30s, 1m30s, 2h)"),
+    ({"id": "T1", "input": "x", "timeout": "-1s"}, "timeout: invalid duration '-1s': must not be negative"),
+    ({"id": "T1", "input": "x", "timeout": 30}, "timeout: expected a string, got number"),
+    # dynamic cases
+    ({"id": "T1", "simulator": {"use": "sim"}, "checkpoints": [{"id": "c", "assert": {"type": "contains"}}]},
+     "dynamic cases (simulator + checkpoints) are not supported yet"),
+    ({"id": "T1", "input": "x", "max_turns": 3}, "dynamic cases (simulator + checkpoints) are not supported yet"),
+    # assertions
+    ({"id": "T1", "input": "x", "assert": [], "assertions": []}, "use either 'assert' or 'assertions', not both"),
+    ({"id": "T1", "input": "x", "assert": 5},
+     "assert: expected an assertion object, an array of them or a type name, got number"),
+    ({"id": "T1", "input": "x", "assert": [{"type": "contains", "value": "a"}, "regex"]},
+     "assert[1]: expected an assertion object, got string"),
+    ({"id": "T1", "input": "x", "assert": {"type": "contain", "value": "a"}},
+     f"assert.type: unknown assertion type 'contain' (did you mean 'contains'? valid: {VALID_TYPES})"),
+    ({"id": "T1", "input": "x", "assertions": [{"value": 1}, {"type": "zzzzqq"}]},
+     f"assertions[1].type: unknown assertion type 'zzzzqq' (valid: {VALID_TYPES})"),
+    ({"id": "T1", "input": "x", "assert": "equal"},
+     f"assert: unknown assertion type 'equal' (did you mean 'equals'? valid: {VALID_TYPES})"),
+    ({"id": "T1", "input": "x", "assert": {"type": "regex", "vaule": "a"}},
+     "assert: unknown key 'vaule' (did you mean 'value'?)"),
+    ({"id": "T1", "input": "x", "assert": [{"type": "regex", "value": "a", "negate": "yes"}]},
+     "assert[0].negate: expected true or false, got string"),
+    ({"id": "T1", "input": "x", "assert": {"type": 3}}, "assert.type: expected a string, got number"),
+    ({"id": "T1", "input": "x", "assert": {"type": "contains", "value": "a", "options": []}},
+     "assert.options: expected an object, got array"),
+    ({"id": "T1", "input": "x", "assert": {"type": "regex", "value": "a", "pattern": "b"}},
+     "assert: 'value' and 'pattern' are the same field; give only one"),
+    ({"id": "T1", "input": "x", "assert": {"type": "contains", "pattern": "b"}},
+     "assert: 'pattern' is an alias of 'value' only for type 'regex'; use 'value'"),
+    ({"id": "T1", "input": "x", "assert": {"type": "contains", "name": "b"}},
+     "assert: 'name' is an alias of 'value' only for type 'tool_called'; use 'value'"),
+    # entry shape
+    ("T1", "expected a JSON object, got string"),
+])
+def test_invalid_case_message(error_of: ErrorOf, entry: Any, message: str) -> None:
+    assert error_of(entry) == f"invalid test case: {message}"
+
+
+def test_every_problem_of_an_entry_is_reported_at_once(error_of: ErrorOf) -> None:
+    message = error_of({"id": "T1", "input": 5, "assert": [{"type": "contains", "value": "a"},
+                                                            {"type": "nope"}, 7]})
+    assert message == (
+        "invalid test case: input: expected a string, a message object or an array of messages, got number; "
+        f"assert[1].type: unknown assertion type 'nope' (valid: {VALID_TYPES}); "
+        "assert[2]: expected an assertion object, got number")
+
+
+def test_invalid_case_keeps_id_file_line_and_input(load_text: Callable[..., Any]) -> None:
+    suite = load_text('\n{"id": "T1", "input": [{"role": "user"}], "skip": 3}\n')
+    [entry] = suite.entries
+    assert isinstance(entry, InvalidCase)
+    assert (entry.id, entry.file, entry.line, entry.input) == ("T1", "tests/suite.jsonl", 2, [{"role": "user"}])
+
+
+# -- what assertion types report at load time ----------------------------------------------------------------------
+
+
+def test_a_bad_regex_is_reported_with_its_assertion_index(error_of: ErrorOf) -> None:
+    message = error_of({"id": "T1", "input": "x", "assert": [{"type": "contains", "value": "a"},
+                                                             {"type": "regex", "value": "a("}]})
+    assert message.startswith("invalid test case: assert[1]")
+    assert "'a('" in message
+    assert "missing ), unterminated subpattern at position 1" in message
+
+
+@pytest.fixture
+def probe_type(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A `probe` assertion type whose prepare step fails the way each test's value asks."""
+
+    def prepare(spec: AssertionSpec) -> None:
+        if spec.value == "field":
+            raise SuiteError("must be positive", Where(field="value"))
+        if spec.value == "plain":
+            raise SuiteError("probe assertion needs a positive 'value'")
+        if spec.value == "crash":
+            raise ZeroDivisionError("division by zero")
+
+    def evaluate(spec: AssertionSpec, ctx: Any) -> Verdict:
+        return Verdict(True, "ok")
+
+    monkeypatch.setitem(REGISTRY, "probe", AssertionType("probe", evaluate, prepare))
+
+
+@pytest.mark.usefixtures("probe_type")
+@pytest.mark.parametrize(("value", "message"), [
+    ("field", "assert[1].value: must be positive"),
+    ("plain", "assert[1]: probe assertion needs a positive 'value'"),
+    ("crash", "assert[1]: cannot prepare the 'probe' assertion: ZeroDivisionError: division by zero"),
+])
+def test_prepare_errors_are_prefixed_with_the_assertion_field(error_of: ErrorOf, value: str, message: str) -> None:
+    entry = {"id": "T1", "input": "x", "assert": [{"type": "probe", "value": "ok"}, {"type": "probe", "value": value}]}
+    assert error_of(entry) == f"invalid test case: {message}"
+
+
+def test_assertion_base_dir_is_the_suite_directory(repo: Path, load: Load) -> None:
+    write(repo / "suites/deep/schema.json", '{"type": "object"}')
+    write(repo / "suites/deep/s.jsonl", jsonl({"id": "T1", "input": "x",
+                                                "assert": {"type": "json_schema", "value": "schema.json"}}))
+    [case] = load("suites/deep/s.jsonl").entries
+    assert isinstance(case, Case), case
+    assert case.assertions[0].base_dir == repo / "suites/deep"
+
+
+# -- duplicate ids -------------------------------------------------------------------------------------------------
+
+
+def test_duplicate_ids_make_the_later_ones_invalid(repo: Path, load: Load) -> None:
+    write(repo / "tests/x.jsonl", jsonl({"id": "T0", "input": "x"}, {"id": "T0b", "input": "x"},
+                                        {"id": "T1", "input": "x"}, {"id": "T1", "input": "y"}))
+    write(repo / "tests/y.jsonl", jsonl({"id": "T1", "input": "z", "assert": {"type": "nope"}}))
+    _, _, t1, second, third = load("tests/x.jsonl", "tests/y.jsonl").entries
+    assert isinstance(t1, Case) and t1.line == 3
+    assert isinstance(second, InvalidCase) and isinstance(third, InvalidCase)
+    assert (second.message, second.file, second.line, second.id, second.input) == (
+        "invalid test case: duplicate id 'T1' (first defined at tests/x.jsonl:3)", "tests/x.jsonl", 4, "T1", "y")
+    assert (third.message, third.file, third.line) == (
+        "invalid test case: duplicate id 'T1' (first defined at tests/x.jsonl:3)", "tests/y.jsonl", 1)
+
+
+def test_an_invalid_first_definition_still_claims_its_id(load_text: Callable[..., Any]) -> None:
+    suite = load_text(jsonl({"id": "T1", "input": 5}, {"id": "T1", "input": "x"}))
+    assert [entry.message for entry in suite.entries] == [
+        "invalid test case: input: expected a string, a message object or an array of messages, got number",
+        "invalid test case: duplicate id 'T1' (first defined at tests/suite.jsonl:1)",
+    ]
