@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from typing import Any
 
 MASK = "***"
@@ -10,8 +12,16 @@ _MIN_LENGTH = 4   # masking "a" or "12" would mangle ordinary text
 
 
 def register_secret(value: str) -> None:
-    if len(value) >= _MIN_LENGTH:
+    """Remember `value` for masking; in GitHub Actions also ask the runner to mask it (once, before any use)."""
+    if len(value) >= _MIN_LENGTH and value not in _SECRETS:
         _SECRETS.add(value)
+        if os.environ.get("GITHUB_ACTIONS") == "true":
+            print(f"::add-mask::{_escape_command_data(value)}", file=sys.stdout, flush=True)
+
+
+def _escape_command_data(value: str) -> str:
+    """@actions/core's escapeData, so a multi-line secret stays one command (the runner masks each line too)."""
+    return value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
 def registered_secrets() -> list[str]:

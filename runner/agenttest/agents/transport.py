@@ -1,0 +1,330 @@
+"""What the network providers share: one aiohttp session per agent, retries with backoff, SSE reading, and every
+network fault turned into an AgentCallError verdict whose message says what happened and where."""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import json
+import math
+import os
+import random
+import re
+import socket
+import ssl
+import time
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from email.utils import parsedate_to_datetime
+from typing import Any
+
+import aiohttp
+from yarl import URL
+
+from .. import __version__
+from ..errors import AgentCallError, ConfigError
+from ..secrets import mask, register_secret
+
+# Read at call time, so tests can shrink them.
+BACKOFF_BASE = 0.5        # seconds before the first retry; doubles per retry
+BACKOFF_CAP = 8.0         # longest backoff between two attempts
+RETRY_AFTER_CAP = 30.0    # longest `Retry-After` we honour
+CONNECT_TIMEOUT = 30.0    # opening a connection; the reply itself is bounded by the case's deadline
+
+USER_AGENT = f"agenttest/{__version__}"
+_SNIPPET = 300            # characters of a reply quoted in an error message
+_ERROR_BODY_LIMIT = 8192  # bytes of an error reply read for the message
+_SENSITIVE_HEADER = re.compile(r"authorization|api[-_]?key|token|secret|cookie|password", re.IGNORECASE)
+_LINE_END = re.compile(r"\r\n|\r|\n")
+
+
+@dataclass
+class _Fault:
+    """One failed attempt: what to tell the user, and whether another attempt may help."""
+
+    message: str
+    kind: str
+    retryable: bool
+    retry_after: float | None = None
+
+    def error(self, attempts: int, deadline_near: bool = False) -> AgentCallError:
+        tried = f"after {attempts} attempt{'s' if attempts > 1 else ''}"
+        if deadline_near:
+            return AgentCallError(f"{self.message} ({tried}; no retry: the case's deadline is near)", kind=self.kind)
+        return AgentCallError(f"{self.message} ({tried})" if attempts > 1 else self.message, kind=self.kind)
+
+
+class HttpTransport:
+    """One connection pool per agent, created lazily inside the running loop and closed by `aclose`."""
+
+    def __init__(self, pool_size: int, retries: int) -> None:
+        self._pool_size = pool_size
+        self._retries = retries
+        self._session: aiohttp.ClientSession | None = None
+
+    def _client(self) -> aiohttp.ClientSession:
+        if self._session is None or self._session.closed:
+            self._session = aiohttp.ClientSession(
+                connector=aiohttp.TCPConnector(limit=self._pool_size),
+                timeout=aiohttp.ClientTimeout(total=None, sock_connect=CONNECT_TIMEOUT),
+                headers={"User-Agent": USER_AGENT},
+                trust_env=True,   # HTTP(S)_PROXY and NO_PROXY, as curl and requests honour them
+            )
+        return self._session
+
+    @asynccontextmanager
+    async def send(self, url: str, body: Any, headers: Mapping[str, str], deadline: float | None,
+                   method: str = "POST") -> AsyncIterator[aiohttp.ClientResponse]:
+        """Send `body` as JSON and yield the successful response. Connection errors, 429 and 5xx are retried with
+        exponential backoff and jitter (or `Retry-After`), never waiting past `deadline`; every other fault, and a
+        connection that breaks while the caller reads the reply, raises AgentCallError."""
+        shown = display_url(url)
+        data = json.dumps(body, ensure_ascii=False).encode("utf-8")
+        headers = {"Content-Type": "application/json", **headers}
+        attempts = 0
+        while True:
+            attempts += 1
+            try:
+                response = await self._client().request(method, url, data=data, headers=headers)
+            except aiohttp.ClientError as exc:
+                fault = _connection_fault(exc, shown)
+            else:
+                if response.status < 400:
+                    try:
+                        yield response
+                    except aiohttp.ClientError as exc:
+                        response.close()
+                        raise AgentCallError(f"connection to {shown} broke while reading the reply: "
+                                             f"{_describe(exc)}") from exc
+                    finally:
+                        response.release()
+                    return
+                fault = await _status_fault(response, shown)
+            if not fault.retryable or attempts > self._retries:
+                raise fault.error(attempts)
+            delay = fault.retry_after if fault.retry_after is not None else _backoff(attempts)
+            if deadline is not None and time.monotonic() + delay >= deadline:
+                raise fault.error(attempts, deadline_near=True)
+            await asyncio.sleep(delay)
+
+    async def aclose(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+
+def _backoff(attempt: int) -> float:
+    """Exponential backoff with "equal jitter": half the step fixed, half random, so retries of parallel cases
+    spread out instead of hitting a rate-limited endpoint together."""
+    step = min(BACKOFF_CAP, BACKOFF_BASE * 2 ** (attempt - 1))
+    return step / 2 + random.uniform(0, step / 2)
+
+
+def parse_retry_after(value: str | None) -> float | None:
+    """`Retry-After` as seconds (capped), from a number of seconds or an HTTP-date; None when absent or unreadable."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            when = parsedate_to_datetime(value)
+        except (TypeError, ValueError, IndexError):
+            return None
+        seconds = when.timestamp() - time.time()
+    if math.isnan(seconds):
+        return None
+    return min(max(seconds, 0.0), RETRY_AFTER_CAP)
+
+
+def _connection_fault(exc: aiohttp.ClientError, shown: str) -> _Fault:
+    if isinstance(exc, aiohttp.ClientConnectorCertificateError):
+        return _Fault(f"TLS certificate verification failed for {shown}: {_reason(exc.certificate_error)}",
+                      "infra", retryable=False)
+    if isinstance(exc, aiohttp.ClientSSLError):
+        return _Fault(f"TLS handshake with {shown} failed: {_reason(exc.os_error)}", "infra", retryable=False)
+    if isinstance(exc, aiohttp.ClientConnectorError):
+        if isinstance(exc.os_error, socket.gaierror):
+            # "name not known" will not change on retry; "temporary failure in name resolution" may.
+            return _Fault(f"cannot resolve host {exc.host!r} (DNS) for {shown}: {_reason(exc.os_error)}", "infra",
+                          retryable=exc.os_error.errno == socket.EAI_AGAIN)
+        return _Fault(f"cannot connect to {shown}: {_reason(exc.os_error)}", "infra", retryable=True)
+    if isinstance(exc, aiohttp.ServerTimeoutError):
+        return _Fault(f"cannot connect to {shown}: timed out after {CONNECT_TIMEOUT:g}s", "infra", retryable=True)
+    if isinstance(exc, aiohttp.ServerDisconnectedError):
+        return _Fault(f"{shown} closed the connection without a reply", "agent", retryable=True)
+    if isinstance(exc, aiohttp.ClientOSError):
+        return _Fault(f"connection to {shown} failed: {_reason(exc)}", "infra", retryable=True)
+    return _Fault(f"invalid HTTP reply from {shown}: {_describe(exc)}", "agent", retryable=False)
+
+
+async def _status_fault(response: aiohttp.ClientResponse, shown: str) -> _Fault:
+    try:
+        raw = await response.content.read(_ERROR_BODY_LIMIT)
+    except aiohttp.ClientError:
+        raw = b""
+    finally:
+        response.release()
+    detail = _error_detail(raw.decode("utf-8", errors="replace"))
+    status = response.status
+    retryable = status == 429 or status >= 500
+    return _Fault(f"HTTP {status} from {shown}" + (f": {detail}" if detail else ""), "agent", retryable,
+                  parse_retry_after(response.headers.get("Retry-After")) if retryable else None)
+
+
+def _error_detail(text: str) -> str:
+    """The readable part of an error body: OpenAI-style `error.message`, a `message`/`detail`, else the text."""
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        return snippet(text)
+    if isinstance(parsed, dict):
+        error = parsed.get("error")
+        for candidate in (error.get("message") if isinstance(error, dict) else error,
+                          parsed.get("message"), parsed.get("detail")):
+            if isinstance(candidate, str) and candidate.strip():
+                return snippet(candidate)
+    return snippet(text)
+
+
+def _reason(error: BaseException | None) -> str:
+    """Why a socket operation failed, in the OS's words ("Connection refused", "Name or service not known")."""
+    if error is None:
+        return "unknown error"
+    if isinstance(error, ssl.SSLCertVerificationError) and error.verify_message:
+        return str(error.verify_message)
+    if isinstance(error, ssl.SSLError):
+        return str(error.reason or error).lower().replace("_", " ")
+    if isinstance(error, OSError) and error.errno is not None and error.errno > 0:
+        return os.strerror(error.errno)
+    if isinstance(error, OSError) and error.strerror:
+        return error.strerror
+    return str(error) or type(error).__name__
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return mask(f"{type(exc).__name__}: {text}" if text else type(exc).__name__)
+
+
+def snippet(text: str) -> str:
+    """A short, one-line, secret-free quote of a reply for an error message."""
+    flat = " ".join(text.split())
+    if len(flat) > _SNIPPET:
+        flat = flat[:_SNIPPET] + "…"
+    return mask(flat)
+
+
+def display_url(url: str) -> str:
+    """The URL as error messages show it: no password, no registered secret."""
+    try:
+        parsed = URL(url)
+    except ValueError:
+        return mask(url)
+    if parsed.password:
+        parsed = parsed.with_password("***")
+    return mask(str(parsed))
+
+
+def check_url(url: str, where: str) -> str:
+    """An absolute http(s) URL, or a ConfigError naming the setting."""
+    try:
+        parsed = URL(url)
+    except ValueError as exc:
+        raise ConfigError(f"{where}: invalid URL {display_url(url)!r}: {exc}") from exc
+    if parsed.scheme not in ("http", "https") or not parsed.host:
+        raise ConfigError(f"{where}: {display_url(url)!r} must be an absolute http:// or https:// URL")
+    return url
+
+
+def register_header_secrets(headers: Mapping[str, str]) -> None:
+    """Treat values of credential-looking headers as secrets even when written literally in the config. Of
+    `<scheme> <credential>` (`Bearer …`, `Basic …`) the credential is the secret."""
+    for name, value in headers.items():
+        if _SENSITIVE_HEADER.search(name):
+            scheme, _, credential = value.partition(" ")
+            register_secret(credential if credential and scheme.isalpha() else value)
+
+
+def is_json_type(content_type: str) -> bool:
+    return content_type == "application/json" or content_type.endswith("+json")
+
+
+def is_event_stream(content_type: str) -> bool:
+    return content_type == "text/event-stream"
+
+
+async def read_text(response: aiohttp.ClientResponse) -> str:
+    raw = await response.read()
+    return raw.decode(response.charset or "utf-8", errors="replace")
+
+
+def parse_json(text: str, response: aiohttp.ClientResponse, shown: str) -> Any:
+    """The reply as JSON, or an AgentCallError quoting what came instead."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        what = f"HTTP {response.status}, {response.content_type}"
+        raise AgentCallError(f"reply from {shown} is not valid JSON ({what}): {snippet(text) or '(empty body)'}") \
+            from None
+
+
+@dataclass
+class SSEEvent:
+    """One server-sent event: its type (default `message`) and its data lines joined with newlines."""
+
+    data: str
+    event: str = "message"
+
+
+class _SSEParser:
+    """WHATWG event-stream rules: `:` comments, one optional space after the colon, dispatch at a blank line."""
+
+    def __init__(self) -> None:
+        self._data: list[str] = []
+        self._event = ""
+
+    def line(self, line: str) -> SSEEvent | None:
+        if line == "":
+            return self.dispatch()
+        if not line.startswith(":"):
+            name, _, value = line.partition(":")
+            value = value[1:] if value.startswith(" ") else value
+            if name == "data":
+                self._data.append(value)
+            elif name == "event":
+                self._event = value
+        return None
+
+    def dispatch(self) -> SSEEvent | None:
+        event = SSEEvent("\n".join(self._data), self._event or "message") if self._data else None
+        self._data, self._event = [], ""
+        return event
+
+
+async def iter_sse(response: aiohttp.ClientResponse) -> AsyncIterator[SSEEvent]:
+    """Events of a text/event-stream reply, whatever its line endings (\\n, \\r\\n or \\r, even split across
+    network chunks). A last event without its closing blank line is still dispatched."""
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    parser = _SSEParser()
+    pending = ""
+    async for chunk in response.content.iter_any():
+        text = pending + decoder.decode(chunk)
+        held = ""
+        if text.endswith("\r"):     # may be the first half of a \r\n split across chunks
+            text, held = text[:-1], "\r"
+        *lines, rest = _LINE_END.split(text)
+        pending = rest + held
+        for line in lines:
+            event = parser.line(line)
+            if event is not None:
+                yield event
+    for line in _LINE_END.split(pending + decoder.decode(b"", final=True)):
+        event = parser.line(line)
+        if event is not None:
+            yield event
+    event = parser.dispatch()
+    if event is not None:
+        yield event

@@ -1,0 +1,25 @@
+"""Fixtures for the network providers: a fake OpenAI server that fails the test on any request the real API would
+reject, and fast retries."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from agenttest.agents import transport
+from fakes.openai_server import FakeOpenAI
+
+
+@pytest.fixture(autouse=True)
+def fast_retries(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Backoff in milliseconds, so retry tests take no time (Retry-After is still honoured as sent)."""
+    monkeypatch.setattr(transport, "BACKOFF_BASE", 0.01)
+    monkeypatch.setattr(transport, "BACKOFF_CAP", 0.04)
+
+
+@pytest.fixture
+def fake_openai() -> Iterator[FakeOpenAI]:
+    with FakeOpenAI() as server:
+        yield server
+    assert server.invalid == [], "requests the real API would reject"
