@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import os
 import re
 from dataclasses import dataclass, field
@@ -15,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from .agents import registry
 from .durations import parse_duration
 from .errors import ConfigError, UsageError, Where
+from .hints import did_you_mean
 from .secrets import register_secret
 
 CONFIG_NAMES = ("agenttest.yaml", "agenttest.yml")
@@ -275,7 +275,7 @@ def _check_defaults(defaults: dict[str, Any], file: str) -> None:
     for key in defaults:
         normal = key.replace("-", "_")
         if normal not in RUN_DEFAULTS:
-            raise ConfigError(f"defaults.{key}: unknown run option{_did_you_mean(normal, RUN_DEFAULTS)}", Where(file))
+            raise ConfigError(f"defaults.{key}: unknown run option{did_you_mean(normal, RUN_DEFAULTS)}", Where(file))
 
 
 def _normalise_keys(defaults: dict[str, Any]) -> dict[str, Any]:
@@ -290,12 +290,7 @@ def _first_error(exc: ValidationError, model: type[BaseModel], prefix: str = "")
     location = ".".join(str(part) for part in error["loc"])
     key = f"{prefix}.{location}" if prefix and location else prefix or location
     if error["type"] == "extra_forbidden":
-        return f"{key}: unknown key{_did_you_mean(str(error['loc'][-1]), model.model_fields)}"
+        return f"{key}: unknown key{did_you_mean(str(error['loc'][-1]), model.model_fields)}"
     if error["type"] == "missing":
         return f"{key}: required"
     return f"{key}: {error['msg']}"
-
-
-def _did_you_mean(word: str, choices: Any) -> str:
-    close = difflib.get_close_matches(word, list(choices), n=1)
-    return f" (did you mean {close[0]!r}?)" if close else ""

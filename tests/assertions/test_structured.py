@@ -11,7 +11,8 @@ import pytest
 
 from agenttest.agents.base import AgentResponse
 from agenttest.assertions import AssertionResult
-from agenttest.assertions.structured import compile_path, json_type
+from agenttest.assertions.base import json_type
+from agenttest.assertions.structured import compile_path
 from agenttest.errors import SuiteError
 
 Check = Callable[..., AssertionResult]

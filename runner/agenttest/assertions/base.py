@@ -169,6 +169,24 @@ def _compact_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
+def json_type(value: Any) -> str:
+    """The JSON type name of a value; a bool is `boolean`, never `number`."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, (list, tuple)):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__
+
+
+
 def json_equal(a: Any, b: Any) -> bool:
     """Deep equality as JSON sees it: objects order-insensitive, 1 == 1.0, true != 1, arrays ordered."""
     if isinstance(a, bool) or isinstance(b, bool):

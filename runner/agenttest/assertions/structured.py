@@ -26,30 +26,13 @@ from jsonschema.validators import validator_for
 
 from ..errors import SuiteError
 from ..extract import extract_json
-from .base import AssertionSpec, EvalContext, Verdict, assertion, describe, json_equal
+from .base import AssertionSpec, EvalContext, Verdict, assertion, describe, json_equal, json_type
 
 JSON_TYPES = ("string", "number", "boolean", "array", "object", "null")
 _YAO_PART = re.compile(r"([^\[\]]*)((?:\[\d+\])*)")
 _MAX_SCHEMA_ERRORS = 3
 
 Lookup = Callable[[Any], Any]
-
-
-def json_type(value: Any) -> str:
-    """The JSON type name of a value; a bool is `boolean`, never `number`."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, (int, float)):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, (list, tuple)):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return type(value).__name__
 
 
 def compile_path(path: str | None) -> Lookup:

@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .schema import did_you_mean, json_type
+from ..assertions.base import json_type
+from ..hints import did_you_mean
 
 FILE_SCHEME = "file://"
 

@@ -22,11 +22,12 @@ from typing import Any
 from pydantic import ValidationError
 
 from .. import assertions as _register_assertion_types  # noqa: F401  (importing the package fills the registry)
-from ..assertions.base import REGISTRY, AssertionSpec, known_types, prepare_assertion
+from ..assertions.base import REGISTRY, AssertionSpec, json_type, known_types, prepare_assertion
 from ..errors import SuiteError
+from ..hints import closest
 from .inputs import InputError, normalize_input
 from .model import Case, InvalidCase, Suite
-from .schema import AssertionEntry, CaseEntry, closest, describe_errors, json_type
+from .schema import AssertionEntry, CaseEntry, describe_errors
 from .sources import display_path, sources
 
 INVALID = "invalid test case: "

@@ -7,7 +7,6 @@ and means "not given". `describe_errors` turns a pydantic ValidationError into o
 
 from __future__ import annotations
 
-import difflib
 import types
 import typing
 from typing import Annotated, Any
@@ -15,7 +14,9 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, WithJsonSchema, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
+from ..assertions.base import json_type
 from ..durations import parse_duration
+from ..hints import did_you_mean
 
 _MESSAGE_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -228,40 +229,7 @@ def field_path(prefix: str, loc: tuple[int | str, ...] | list[int | str]) -> str
     return path
 
 
-def did_you_mean(key: str, known: list[str]) -> str:
-    """` (did you mean 'assert'?)`, or "" when nothing is close. Case differences are pointed out explicitly."""
-    candidate = closest(key, known)
-    if candidate is None:
-        return ""
-    if candidate.lower() == key.lower():
-        return f" (did you mean {candidate!r}? keys are case-sensitive)"
-    return f" (did you mean {candidate!r}?)"
 
-
-def closest(key: str, known: list[str]) -> str | None:
-    """The known name `key` was most likely meant to be (same letters in another case first), or None."""
-    for candidate in known:
-        if candidate.lower() == key.lower():
-            return candidate
-    close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
-    return close[0] if close else None
-
-
-def json_type(value: Any) -> str:
-    """The JSON name of a parsed value's type, for messages."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, (int, float)):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return type(value).__name__
 
 
 def known_keys(model: type[BaseModel]) -> list[str]:

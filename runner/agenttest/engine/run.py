@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import difflib
 import os
 import re
 import signal
@@ -22,6 +21,7 @@ from ..cases.model import Case, InvalidCase
 from ..config import BuiltinSettings, RunConfig
 from ..durations import format_duration
 from ..errors import ConfigError, HookError, UsageError
+from ..hints import did_you_mean
 from ..report import Reporter, RunInfo, build_reporters
 from ..report.base import Report
 from ..report.files import json_line, write_text
@@ -152,8 +152,7 @@ def target_settings(config: RunConfig) -> registry.ProviderSettings:
                          f"(agents: {', '.join(project.agents) or 'none'})")
     settings = project.agents.get(config.agent_id)
     if settings is None:
-        close = difflib.get_close_matches(config.agent_id, list(project.agents), n=1)
-        hint = f" (did you mean {close[0]!r}?)" if close else f" (defined: {', '.join(project.agents) or 'none'})"
+        hint = did_you_mean(config.agent_id, project.agents) or f" (defined: {', '.join(project.agents) or 'none'})"
         raise ConfigError(f"agent {config.agent_id!r} is not defined in {project.display_path}{hint}")
     if isinstance(settings, BuiltinSettings):
         raise ConfigError(f"agent {config.agent_id!r} is a builtin {settings.builtin} helper, not an agent to test")

@@ -1,0 +1,26 @@
+"""Hints for user mistakes: the name a misspelt key or id was most likely meant to be."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+
+
+def did_you_mean(key: str, known: Iterable[str]) -> str:
+    """` (did you mean 'assert'?)`, or "" when nothing is close. Case differences are pointed out explicitly."""
+    candidate = closest(key, known)
+    if candidate is None:
+        return ""
+    if candidate.lower() == key.lower():
+        return f" (did you mean {candidate!r}? keys are case-sensitive)"
+    return f" (did you mean {candidate!r}?)"
+
+
+def closest(key: str, known: Iterable[str]) -> str | None:
+    """The known name `key` was most likely meant to be (same letters in another case first), or None."""
+    known = list(known)
+    for candidate in known:
+        if candidate.lower() == key.lower():
+            return candidate
+    close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
+    return close[0] if close else None
