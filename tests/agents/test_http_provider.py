@@ -234,3 +234,16 @@ def test_one_session_serves_many_calls(server: ScriptedServer, tmp_path: Path) -
     assert [r.content for r in responses] == ["ok"] * 5
     assert [json.dumps(r["messages"]) for r in server.requests] == [
         json.dumps([{"role": "user", "content": f"q{i}"}]) for i in range(5)]
+
+
+def test_proxy_from_the_environment_is_used(server: ScriptedServer, tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """HTTP_PROXY is honoured (looked up once per origin): the request for an unresolvable host reaches the proxy."""
+    for name in ("NO_PROXY", "no_proxy", "http_proxy", "HTTPS_PROXY", "https_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HTTP_PROXY", server.endpoint.rsplit("/", 1)[0])
+    server.enqueue(json_reply({"content": "via proxy"}), json_reply({"content": "again"}))
+    proxied = make_agent("http", tmp_path, url="http://agent.invalid/chat", retries=0)
+    responses = call(proxied, request("one"), request("two"))
+    assert [r.content for r in responses] == ["via proxy", "again"]
+    assert len(server.requests) == 2
