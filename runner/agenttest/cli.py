@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from . import __version__
+from .action import action
 from .config import build_run_config
 from .errors import AgentTestError
 
@@ -54,6 +55,11 @@ def main() -> None:
 @click.option("--fail-fast", is_flag=True, default=None, help="Stop scheduling after the first non-passing case.")
 @click.option("--dry-run", is_flag=True, default=None, help="Print the cases as JSONL; call no agent.")
 @click.option("--retries", type=int, help="Retries of one agent call on connection errors, 429 and 5xx [2].")
+@click.option("--junit", type=click.Path(dir_okay=False), help="JUnit XML path [OUTPUT_DIR/junit.xml].")
+@click.option("--summary", type=click.Path(dir_okay=False), help="Markdown summary path [OUTPUT_DIR/summary.md].")
+@click.option("--annotations/--no-annotations", default=None,
+              help="Emit ::error annotations at the failing JSONL lines [on in GitHub Actions].")
+@click.option("--max-annotations", type=int, help="At most this many annotations; the last says how many more [10].")
 @click.option("--config", type=click.Path(dir_okay=False), help="agenttest.yaml (default: discovered).")
 def run(**options: Any) -> None:
     """Run test suites against the target agent."""
@@ -75,3 +81,6 @@ def execute(cli_values: dict[str, Any], cwd: Path | None = None) -> int:
         click.echo("Interrupted.", err=True)
         return EXIT_INTERRUPTED
     return outcome.exit_code
+
+
+main.add_command(action)

@@ -80,6 +80,10 @@ class RunConfig:
     agent_path: str | None = None
     output: Path | None = None
     output_dir: Path = Path("agenttest-results")
+    junit: Path | None = None                   # default: OUTPUT_DIR/junit.xml
+    summary: Path | None = None                 # default: OUTPUT_DIR/summary.md
+    annotations: bool | None = None             # None: on in GitHub Actions
+    max_annotations: int = 10
     connector: str | None = None
     user: str | None = None             # given by -u or defaults: wins over a case's `user`
     team: str | None = None
@@ -170,6 +174,10 @@ def build_run_config(cli: dict[str, Any], cwd: Path | None = None) -> RunConfig:
         inputs=inputs, project=project, cwd=cwd, agent_id=agent_id, agent_path=agent_path,
         output=Path(merged["output"]) if merged["output"] else None,
         output_dir=Path(merged["output_dir"]), connector=merged["connector"],
+        junit=Path(merged["junit"]) if merged["junit"] else None,
+        summary=Path(merged["summary"]) if merged["summary"] else None,
+        annotations=None if merged["annotations"] is None else bool(merged["annotations"]),
+        max_annotations=_positive_int(merged["max_annotations"], "--max-annotations", minimum=0),
         user=merged["user"], team=merged["team"],
         ctx_file=Path(merged["ctx"]) if merged["ctx"] else None, verbose=bool(merged["verbose"]),
         before=merged["before"], after=merged["after"], timeout=timeout, parallel=parallel,

@@ -374,3 +374,21 @@ def _alive(pid: int) -> bool:
             return stat.read().split()[2] != "Z"
     except OSError:
         return False
+
+
+def test_lone_surrogates_and_odd_characters_in_agent_output(project: Project) -> None:
+    project.write("odd_agent.py", """
+        def respond(request):
+            return {"content": "bad \\ud800 half, nul \\x00, bell \\x07, emoji 🎉", "data": {"k\\udfff": "v"}}
+        """)
+    project.write("agenttest.yaml", """
+        agents:
+          odd: {provider: python, callable: odd_agent:respond}
+        """)
+    project.suite("suite.jsonl", {"id": "odd", "input": "hi", "assert": {"type": "contains", "value": "v"}})
+    run = project.run("-i", "suite.jsonl", "-n", "odd", "-v")
+    assert run.code == 0, run.stderr
+    assert run.report["results"][0]["output"] == {"k\udfff": "v"}
+    assert run.events[1]["output"] == {"k\udfff": "v"}
+    mode = (project.root / "agenttest-results" / "report.json").stat().st_mode & 0o777
+    assert mode & 0o044 == 0o044, oct(mode)   # readable by others, like any file the user writes

@@ -26,6 +26,7 @@ from ..report import Reporter, RunInfo, build_reporters
 from ..report.base import Report
 from ..report.files import json_line, write_text
 from ..results import CaseResult, Summary
+from ..workspace import repository_root
 from .context import RunContext
 from .hooks import Hooks
 from .schedule import Scheduler
@@ -182,14 +183,6 @@ def skipped_result(entry: Entry, reason: str) -> CaseResult:
     result = invalid_result(entry) if isinstance(entry, InvalidCase) else base_result(entry)
     result.status, result.error, result.error_kind = "skipped", reason, None
     return result
-
-
-def repository_root(start: Path) -> Path:
-    """The enclosing git repository (where `file://` attachments must stay), else the working directory."""
-    for directory in [start.resolve(), *start.resolve().parents]:
-        if (directory / ".git").exists():
-            return directory
-    return start.resolve()
 
 
 @contextlib.contextmanager

@@ -8,6 +8,7 @@ from typing import TextIO
 
 from ..config import RunConfig
 from .base import Report, Reporter, RunInfo
+from .ci import artifact_paths, ci_reporters
 from .console import ConsoleReporter
 from .events import EventsWriter
 from .json_report import JsonReportWriter
@@ -20,10 +21,11 @@ def build_reporters(config: RunConfig, stream: TextIO | None = None) -> list[Rep
     out = stream or sys.stdout
     tty = out.isatty() and os.environ.get("TERM") != "dumb"
     color = tty and "NO_COLOR" not in os.environ
-    output_dir = config.cwd / config.output_dir
+    paths = artifact_paths(config)
     output = config.cwd / config.output if config.output else None
     return [
         ConsoleReporter(out, color=color, live=tty, verbose=config.verbose),
-        EventsWriter(output_dir / "events.jsonl"),
-        JsonReportWriter(output_dir, output),
+        EventsWriter(paths["events"]),
+        JsonReportWriter(paths["report"], output),
+        *ci_reporters(config, out),
     ]

@@ -134,7 +134,10 @@ class ConsoleReporter(Reporter):
         self._line(f"{self._style('ℹ', 'blue')} {text}")
 
     def _line(self, text: str = "") -> None:
-        self._out.write(mask(text) + "\n")
+        line = mask(text) + "\n"
+        encoding = getattr(self._out, "encoding", None) or "utf-8"
+        # A terminal that cannot show a character gets "?", never an exception that would end the run.
+        self._out.write(line.encode(encoding, "replace").decode(encoding))
         self._out.flush()
 
     def _style(self, text: str, colour: str, bold: bool = False) -> str:

@@ -13,8 +13,8 @@ from .files import json_text, write_text
 class JsonReportWriter(Reporter):
     """Writes the finished report to `report.json` and, with `-o`, to that path in the format its extension asks."""
 
-    def __init__(self, output_dir: Path, output: Path | None = None, errors: TextIO | None = None) -> None:
-        self.path = output_dir / "report.json"
+    def __init__(self, path: Path, output: Path | None = None, errors: TextIO | None = None) -> None:
+        self.path = path
         self.output = output
         self._errors = errors or sys.stderr
 

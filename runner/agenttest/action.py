@@ -1,0 +1,261 @@
+"""`agenttest action`: the GitHub Action's entrypoint, a thin reader of `INPUT_*` around the CLI's `run_suite`.
+
+What the runner gives a docker action (and what a test sets to reproduce it): one `INPUT_<NAME>` per input, the
+name upper-cased with hyphens kept (`INPUT_OUTPUT-DIR`), empty when unset; `GITHUB_WORKSPACE` (the checkout, also
+the working directory), `GITHUB_OUTPUT` and `GITHUB_STEP_SUMMARY` (files to append to), `GITHUB_ACTIONS=true`.
+The container runs as root, so the files written into the workspace are handed to the workspace's owner.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import sys
+import uuid
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import click
+
+from .config import RunConfig, build_run_config
+from .errors import AgentTestError, UsageError
+from .report.annotations import resume_commands
+from .report.ci import artifact_paths
+from .report.escape import workflow_command
+
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+FAIL_ON = ("failure", "regression", "never")
+
+# Inputs that are run options, by the option's long name (config.RUN_DEFAULTS), and how each is read.
+OPTION_INPUTS: dict[str, tuple[str, str]] = {
+    "agent": ("name", "text"), "config": ("config", "text"), "connector": ("connector", "text"),
+    "output-dir": ("output_dir", "text"), "parallel": ("parallel", "int"), "runs": ("runs", "int"),
+    "min-pass-rate": ("min_pass_rate", "float"), "timeout": ("timeout", "text"), "filter": ("run", "text"),
+    "shard": ("shard", "text"), "fail-fast": ("fail_fast", "bool"), "simulator": ("simulator", "text"),
+    "before": ("before", "text"), "after": ("after", "text"), "baseline": ("baseline", "text"),
+    "annotations": ("annotations", "bool"), "max-annotations": ("max_annotations", "int"),
+}
+ACTION_INPUTS = ("input", *OPTION_INPUTS, "job-summary", "fail-on", "working-directory", "args")
+
+
+@dataclass
+class ActionSettings:
+    """The action's inputs, read and checked: what to run, where, and how to end."""
+
+    values: dict[str, Any]          # the CLI values dict, as `agenttest run` builds it from its flags
+    cwd: Path
+    workspace: Path
+    fail_on: str = "failure"
+    job_summary: bool = True
+
+
+@click.command("action", context_settings={"help_option_names": ["-h", "--help"]})
+def action() -> None:
+    """GitHub Action entrypoint: read INPUT_* and run like `agenttest run` (see action.yml)."""
+    sys.exit(run_action(os.environ))
+
+
+def run_action(environ: Mapping[str, str]) -> int:
+    """Run the suite the inputs describe; write the step outputs; return the exit code `fail-on` asks for."""
+    from .engine import run_suite
+
+    try:
+        settings = read_settings(environ)
+    except AgentTestError as exc:
+        _print_error(f"agenttest: {exc}")
+        write_outputs(environ.get("GITHUB_OUTPUT"), {"conclusion": "error"})
+        return EXIT_USAGE
+    if not settings.job_summary:
+        os.environ.pop("GITHUB_STEP_SUMMARY", None)    # the summary reporter appends only when this is set
+    os.chdir(settings.cwd)
+    config: RunConfig | None = None
+    try:
+        config = build_run_config(settings.values, settings.cwd)
+        outcome = run_suite(config)
+    except AgentTestError as exc:
+        _print_error(f"agenttest: {exc}")
+        write_outputs(environ.get("GITHUB_OUTPUT"), {"conclusion": "error"})
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
+    finally:
+        if config is not None:
+            hand_over(_written_paths(config), settings.workspace)
+
+    report = outcome.report.to_dict() if outcome.report is not None else {}
+    summary = report.get("summary") or {}
+    regressions = _regressions(report)
+    outputs = {
+        "total": summary.get("total", 0), "passed": summary.get("passed", 0), "failed": summary.get("failed", 0),
+        "errors": summary.get("errors", 0), "timeouts": summary.get("timeouts", 0),
+        "skipped": summary.get("skipped", 0), "pass-rate": summary.get("pass_rate", 0),
+        "conclusion": "success" if outcome.exit_code == 0 else "failure",
+        **{name: _relative(path, settings.workspace) for name, path in artifact_paths(config).items()},
+    }
+    if regressions is not None:
+        outputs["regressions"] = regressions
+    write_outputs(environ.get("GITHUB_OUTPUT"), outputs)
+    return exit_code(settings.fail_on, outcome.exit_code, regressions)
+
+
+def read_settings(environ: Mapping[str, str]) -> ActionSettings:
+    """The inputs as a CLI values dict plus the action's own settings; a bad input is a UsageError naming it."""
+    inputs = read_inputs(environ, ACTION_INPUTS)
+    workspace = Path(environ.get("GITHUB_WORKSPACE") or os.getcwd()).resolve()
+    cwd = (workspace / (inputs.get("working-directory") or ".")).resolve()
+    if cwd != workspace and workspace not in cwd.parents:
+        raise UsageError(f"working-directory: {inputs['working-directory']!r} is outside the workspace {workspace}")
+    if not cwd.is_dir():
+        raise UsageError(f"working-directory: {cwd} is not a directory")
+    suites = _lines(inputs.get("input"))
+    if not suites:
+        raise UsageError("input: required (a suite file, directory or glob; one per line)")
+    values: dict[str, Any] = {"input": suites}
+    for name, (key, kind) in OPTION_INPUTS.items():
+        if inputs.get(name) is not None:
+            values[key] = _convert(name, inputs[name], kind)
+    if inputs.get("args"):
+        values.update(parse_args(suites, inputs["args"]))
+    fail_on = (inputs.get("fail-on") or "failure").lower()
+    if fail_on not in FAIL_ON:
+        raise UsageError(f"fail-on: {inputs['fail-on']!r} is not one of {', '.join(FAIL_ON)}")
+    job_summary = _convert("job-summary", inputs["job-summary"], "bool") if inputs.get("job-summary") else True
+    return ActionSettings(values=values, cwd=cwd, workspace=workspace, fail_on=fail_on, job_summary=job_summary)
+
+
+def read_inputs(environ: Mapping[str, str], names: Iterable[str]) -> dict[str, str | None]:
+    """`INPUT_<NAME>` for each input, as the runner names them (upper case, spaces to `_`, hyphens kept), trimmed;
+    an empty value is unset, as with `@actions/core`."""
+    values: dict[str, str | None] = {}
+    for name in names:
+        raw = environ.get("INPUT_" + name.replace(" ", "_").upper(), "").strip()
+        values[name] = raw or None
+    return values
+
+
+def parse_args(suites: list[str], args: str) -> dict[str, Any]:
+    """Extra `agenttest run` arguments (the `args` input), parsed by the CLI's own option parser."""
+    from .cli import run
+
+    try:
+        argv = shlex.split(args)
+    except ValueError as exc:
+        raise UsageError(f"args: {exc}") from exc
+    try:
+        context = run.make_context("agenttest run", [*(a for s in suites for a in ("-i", s)), *argv])
+    except click.ClickException as exc:
+        raise UsageError(f"args: {exc.format_message()}") from exc
+    except click.exceptions.Exit as exc:     # --help or --version: nothing to run
+        raise UsageError(f"args: {args!r} asks for no run") from exc
+    return {key: value for key, value in context.params.items() if value is not None and value != ()}
+
+
+def exit_code(fail_on: str, run_exit: int, regressions: int | None) -> int:
+    """The step's exit code: usage errors and interrupts always fail; test failures per `fail-on`."""
+    if run_exit not in (0, 1):
+        return run_exit
+    if fail_on == "never":
+        return 0
+    if fail_on == "regression":
+        if regressions is None:
+            print(workflow_command("warning", "agenttest: fail-on: regression needs a baseline; "
+                                              "failing on any failure instead"), flush=True)
+            return run_exit
+        return 1 if regressions else 0
+    return run_exit
+
+
+def write_outputs(path: str | None, outputs: Mapping[str, Any]) -> None:
+    """Append step outputs to `$GITHUB_OUTPUT`, each as a heredoc with its own random delimiter (multi-line safe,
+    and no value can end its record early: the delimiter is unguessable and checked)."""
+    if not path:
+        return
+    records = []
+    for name, value in outputs.items():
+        text = "" if value is None else str(value)
+        delimiter = f"ghadelimiter_{uuid.uuid4()}"
+        if delimiter in name or delimiter in text:
+            raise ValueError(f"output {name}: value contains its delimiter")
+        records.append(f"{name}<<{delimiter}\n{text}\n{delimiter}\n")
+    with open(path, "a", encoding="utf-8", newline="\n") as handle:
+        handle.write("".join(records))
+
+
+def hand_over(paths: Iterable[Path], workspace: Path) -> None:
+    """Give what the run wrote in the workspace to the workspace's owner (a docker action runs as root, and
+    root-owned files break later steps and the next checkout), with the directories it created on the way."""
+    if not hasattr(os, "geteuid") or os.geteuid() != 0 or not workspace.is_dir():
+        return
+    owner = workspace.stat()
+    for path in paths:
+        path = path.resolve()
+        if not path.exists() or workspace not in path.parents:
+            continue
+        for parent in path.parents:
+            if parent == workspace:
+                break
+            _chown(parent, owner.st_uid, owner.st_gid)
+        _chown(path, owner.st_uid, owner.st_gid)
+        if path.is_dir():
+            for root, dirs, files in os.walk(path):
+                for name in [*dirs, *files]:
+                    _chown(Path(root) / name, owner.st_uid, owner.st_gid)
+
+
+def _chown(path: Path, uid: int, gid: int) -> None:
+    stat = path.lstat()
+    if stat.st_uid == 0 and (stat.st_uid, stat.st_gid) != (uid, gid):
+        os.chown(path, uid, gid, follow_symlinks=False)
+
+
+def _written_paths(config: RunConfig) -> list[Path]:
+    options = config.options
+    paths = [config.cwd / config.output_dir, *artifact_paths(config).values()]
+    paths += [config.cwd / str(options[key]) for key in ("output", "cache", "record") if options.get(key)]
+    return paths
+
+
+def _regressions(report: Mapping[str, Any]) -> int | None:
+    comparison = report.get("comparison")
+    if not isinstance(comparison, Mapping):
+        return None
+    regressions = comparison.get("regressions")
+    return len(regressions) if isinstance(regressions, list) else int(regressions or 0)
+
+
+def _convert(name: str, value: str, kind: str) -> Any:
+    if kind == "bool":
+        if value in ("true", "True", "TRUE"):
+            return True
+        if value in ("false", "False", "FALSE"):
+            return False
+        raise UsageError(f"{name}: {value!r} is not a boolean (true or false)")
+    if kind in ("int", "float"):
+        try:
+            return int(value) if kind == "int" else float(value)
+        except ValueError:
+            raise UsageError(f"{name}: {value!r} is not a {'whole ' if kind == 'int' else ''}number") from None
+    return value
+
+
+def _lines(value: str | None) -> list[str]:
+    return [line.strip() for line in (value or "").splitlines() if line.strip()]
+
+
+def _relative(path: Path, workspace: Path) -> str:
+    """A path as later steps see it: relative to the workspace (the checkout), with forward slashes."""
+    try:
+        return path.resolve().relative_to(workspace).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def _print_error(message: str) -> None:
+    resume_commands()        # a run that stopped half-way may have left the log's stop-commands block open
+    print(workflow_command("error", message), flush=True)
+
+
+__all__ = ["action", "run_action"]

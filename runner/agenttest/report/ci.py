@@ -1,0 +1,43 @@
+"""The CI artifacts of a run: junit.xml, summary.md (and the job summary), ctrf.json, and the annotations."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TextIO
+
+from ..config import RunConfig
+from .annotations import AnnotationsReporter
+from .base import Reporter
+from .ctrf import CtrfWriter
+from .github import SourceLinks, in_github_actions
+from .junit import JUnitWriter
+from .summary import SummaryWriter
+
+
+def artifact_paths(config: RunConfig) -> dict[str, Path]:
+    """Where a run writes each artifact: the output directory, unless `--junit`/`--summary` say otherwise."""
+    output_dir = config.cwd / config.output_dir
+    return {
+        "report": output_dir / "report.json",
+        "junit": config.cwd / config.junit if config.junit else output_dir / "junit.xml",
+        "summary": config.cwd / config.summary if config.summary else output_dir / "summary.md",
+        "ctrf": output_dir / "ctrf.json",
+        "events": output_dir / "events.jsonl",
+    }
+
+
+def ci_reporters(config: RunConfig, stream: TextIO) -> list[Reporter]:
+    """The CI reporters, to be told last: the annotations reporter guards the log until everyone else is done."""
+    paths = artifact_paths(config)
+    links = SourceLinks.from_environment(config.cwd)
+    github = in_github_actions()
+    annotate = github if config.annotations is None else config.annotations
+    step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    return [
+        JUnitWriter(paths["junit"], links),
+        SummaryWriter(paths["summary"], links, Path(step_summary) if step_summary else None),
+        CtrfWriter(paths["ctrf"], links),
+        AnnotationsReporter(stream, links, annotate=annotate, guard=annotate or github,
+                            max_annotations=config.max_annotations),
+    ]

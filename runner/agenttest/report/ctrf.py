@@ -1,0 +1,104 @@
+"""ctrf.json: the results in the Common Test Report Format (ctrf-io), read by the CTRF reporters and actions.
+
+Statuses map as CTRF expects: passed, failed (assertions failed, errors and timeouts alike, with `rawStatus`
+keeping ours), skipped. Strings go through `escape.xml_text` as in junit.xml (secrets masked, ANSI stripped,
+control characters and lone surrogates made visible), so the file is valid UTF-8 whatever the agent sent.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping
+from datetime import datetime
+from pathlib import Path
+from typing import Any, TextIO
+
+from .base import Report, Reporter
+from .escape import preview, xml_text
+from .files import json_text, write_text
+from .github import SourceLinks
+from .verdicts import case_title, failure_body, failure_type, first_reason, is_failing
+
+SPEC_VERSION = "0.0.0"
+_STATUS = {"passed": "passed", "failed": "failed", "error": "failed", "timeout": "failed", "skipped": "skipped"}
+
+
+class CtrfWriter(Reporter):
+    """Writes ctrf.json when the run finishes."""
+
+    def __init__(self, path: Path, links: SourceLinks, errors: TextIO | None = None) -> None:
+        self.path = path
+        self.links = links
+        self._errors = errors or sys.stderr
+
+    def run_finished(self, report: Report) -> None:
+        try:
+            write_text(self.path, json_text(render_ctrf(report.to_dict(), self.links)))
+        except OSError as exc:
+            print(f"✗ cannot write {self.path}: {exc.strerror or exc}", file=self._errors)
+
+
+def render_ctrf(report: Mapping[str, Any], links: SourceLinks | None = None) -> dict[str, Any]:
+    """The CTRF document of a report.json dict."""
+    links = links or SourceLinks.from_environment()
+    summary = report.get("summary") or {}
+    metadata = report.get("metadata") or {}
+    results = list(report.get("results") or [])
+    start = _epoch_ms(metadata.get("started_at"))
+    stop = _epoch_ms(metadata.get("completed_at")) or start + int(summary.get("duration_ms") or 0)
+    tests = [_test(result, links) for result in results]
+    counts = {status: sum(1 for t in tests if t["status"] == status) for status in ("passed", "failed", "skipped")}
+    suites = {t["filePath"] for t in tests if "filePath" in t}
+    document: dict[str, Any] = {
+        "reportFormat": "CTRF",
+        "specVersion": SPEC_VERSION,
+        "generatedBy": "agenttest",
+        "results": {
+            "tool": {"name": "agenttest", "version": xml_text(metadata.get("version"))},
+            "summary": {
+                "tests": len(tests), **counts, "pending": 0, "other": 0, "suites": len(suites),
+                "start": start, "stop": stop, "duration": int(summary.get("duration_ms") or 0),
+                "extra": {"errors": summary.get("errors", 0), "timeouts": summary.get("timeouts", 0),
+                          "pass_rate": summary.get("pass_rate"), "interrupted": bool(report.get("interrupted"))},
+            },
+            "tests": tests,
+            "environment": {"appName": xml_text(summary.get("agent_id")),
+                            "extra": {"connector": xml_text(summary.get("connector"))}},
+        },
+    }
+    if metadata.get("completed_at"):
+        document["timestamp"] = metadata["completed_at"]
+    return document
+
+
+def _test(result: Mapping[str, Any], links: SourceLinks) -> dict[str, Any]:
+    status = str(result.get("status"))
+    test: dict[str, Any] = {
+        "name": xml_text(case_title(dict(result))) or "?",
+        "status": _STATUS.get(status, "other"),
+        "duration": int(result.get("duration_ms") or 0),
+        "rawStatus": status,
+        "type": "agent",
+    }
+    path = links.display(result.get("file"))
+    if path:
+        test["filePath"] = path
+        test["suite"] = [path]
+    if result.get("line"):
+        test["line"] = int(result["line"])
+    if is_failing(result):
+        test["message"] = xml_text(first_reason(dict(result)))
+        test["trace"] = xml_text(failure_body(dict(result)))
+        test["extra"] = {"failure_type": failure_type(dict(result))}
+    elif status == "skipped" and result.get("error"):
+        test["message"] = xml_text(preview(result["error"], 500))
+    if result.get("tags"):
+        test["tags"] = [xml_text(tag) for tag in result["tags"]]
+    return test
+
+
+def _epoch_ms(timestamp: Any) -> int:
+    try:
+        return int(datetime.fromisoformat(str(timestamp)).timestamp() * 1000)
+    except ValueError:
+        return 0

@@ -1,0 +1,175 @@
+"""The one place where text from agents, inputs and judges is made safe for XML, Markdown, HTML and the GitHub log.
+
+Every function here masks registered secrets and strips ANSI escape sequences first (`clean`), so no artifact
+and no log line can carry a secret or a terminal colour code, whatever format it is written in.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from typing import Any
+
+from ..secrets import mask, registered_secrets
+
+# CSI (ESC [ … final), OSC (ESC ] … BEL or ESC \), and two-character escapes (ESC + one of @-Z \ ] ^ _).
+_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]|\x9b[0-?]*[ -/]*[@-~]")
+# Characters XML 1.0 forbids (production [2]), plus DEL and the C1 controls it discourages, as pytest does.
+_XML_ILLEGAL = re.compile("[^\t\n\x20-\x7e\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]<>&|~!$])")      # inline syntax, raw HTML, entities, table cells, math
+_MD_AUTOLINK = re.compile(r"(?i)(?<=[a-z0-9])(:)(?=//)|(?<![a-z0-9])(www)(\.)")
+_BACKTICKS = re.compile(r"`+")
+
+
+def to_text(value: Any) -> str:
+    """Display text of any report value: strings as they are, None as "", anything else as compact JSON."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+
+
+def plain(value: Any, limit: int | None = None) -> str:
+    """Text with secrets masked and ANSI escape sequences removed.
+
+    With `limit`, only a head of the text is processed (the limit plus a margin longer than any secret), so a
+    2 MB agent reply costs no more than its preview, and a secret straddling the cut is still masked whole."""
+    text = to_text(value)
+    if limit is not None:
+        margin = max((len(s) for s in registered_secrets()), default=0) + 64
+        text = text[: limit + margin]
+    return _ANSI.sub("", mask(text))
+
+
+def clean(value: Any, limit: int | None = None) -> str:
+    """`plain` text with line endings normalised to `\\n`."""
+    return plain(value, limit).replace("\r\n", "\n").replace("\r", "\n")
+
+
+def truncate(text: str, limit: int, note: str = "", total: int | None = None) -> str:
+    """`text` cut to at most `limit` characters, ending with a note of how much was cut (of `total`, when the text
+    is already a head of something longer)."""
+    total = len(text) if total is None else total
+    if total <= limit:
+        return text
+    return f"{text[:limit]}… [truncated {total - limit} characters{note}]"
+
+
+def preview(value: Any, limit: int) -> str:
+    """Cleaned text of a value, cut to `limit` characters with a note saying how much was left out."""
+    full = to_text(value)
+    if len(full) <= 2 * limit:
+        return truncate(clean(full), limit)
+    return truncate(clean(full, limit), limit, total=len(full))     # the count is of raw characters
+
+
+def one_line(value: Any, limit: int = 200) -> str:
+    """Cleaned text on one line (runs of whitespace become one space), cut to `limit` characters."""
+    text = " ".join(clean(value, limit * 4).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+# --- XML -------------------------------------------------------------------------------------------------------
+
+
+def _visible(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"#x{code:02X}" if code <= 0xFF else f"#x{code:04X}"
+
+
+def xml_text(value: Any) -> str:
+    """A string every XML 1.0 writer accepts: cleaned, and each illegal character replaced by its visible `#xNN`
+    form (pytest's `bin_xml_escape`). `& < > "` are left to the XML serializer."""
+    return _XML_ILLEGAL.sub(_visible, clean(value))
+
+
+# --- HTML ------------------------------------------------------------------------------------------------------
+
+
+def html_text(value: Any) -> str:
+    """Cleaned text with `& < > " '` escaped, for HTML element content and attribute values."""
+    return html.escape(xml_text(value), quote=True)
+
+
+# --- Markdown (GitHub-flavoured) -------------------------------------------------------------------------------
+
+
+def md_html(value: Any) -> str:
+    """Text for raw HTML inside Markdown (a `<summary>` line): HTML-escaped, and a `@` cannot start a mention."""
+    return html_text(value).replace("@", "@\u200b")
+
+
+def md_text(value: Any) -> str:
+    """Inline Markdown that renders as the literal text, in a table cell or after other text on a line.
+
+    Punctuation that starts inline syntax is backslash-escaped (no emphasis, code, link, image, raw HTML, entity,
+    math or table break), `://` and `www.` cannot autolink, a `@` cannot start a mention, and line breaks become
+    `<br>`, so the text stays on its line and block syntax (headings, lists) never applies to it."""
+    text = _MD_SPECIAL.sub(r"\\\1", xml_text(value))
+    text = _MD_AUTOLINK.sub(lambda m: "\\:" if m.group(1) else f"{m.group(2)}\\.", text)
+    text = text.replace("@", "@\u200b")
+    return text.replace("\n", "<br>")
+
+
+def md_code(value: Any, *, in_table: bool = False) -> str:
+    """An inline code span showing the text literally: the fence is longer than any run of backticks inside,
+    line breaks become spaces, and in a table cell `|` is escaped (GFM splits cells before parsing code)."""
+    text = " ".join(xml_text(value).split("\n"))
+    longest = max((len(run) for run in _BACKTICKS.findall(text)), default=0)
+    fence = "`" * (longest + 1)
+    if not text.strip():
+        text = text or " "
+    elif text.startswith("`") or text.endswith("`"):
+        text = f" {text} "
+    if in_table:
+        text = text.replace("|", "\\|")
+    return f"{fence}{text}{fence}"
+
+
+def md_block(value: Any, language: str = "text") -> str:
+    """A fenced code block showing the text literally: the fence is longer than any run of backticks inside, so
+    nothing in the text (`</details>`, headings, HTML) can end the block or become live."""
+    text = xml_text(value)
+    longest = max((len(run) for run in _BACKTICKS.findall(text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    body = text if text.endswith("\n") or not text else text + "\n"
+    return f"{fence}{language}\n{body}{fence}"
+
+
+# --- GitHub workflow commands ----------------------------------------------------------------------------------
+
+
+def command_data(value: Any) -> str:
+    """The message of a workflow command, escaped exactly as `@actions/core` escapes data (`%`, CR, LF), so the
+    whole command stays on one line and the runner's unescaping gives the text back."""
+    return plain(value).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def command_property(value: Any) -> str:
+    """A property value (title, file) of a workflow command, escaped as `@actions/core` does: data escaping
+    plus `:` and `,`."""
+    return command_data(value).replace(":", "%3A").replace(",", "%2C")
+
+
+def workflow_command(command: str, message: Any, **properties: Any) -> str:
+    """One `::command k=v,…::message` line; properties that are None or empty are left out, as the toolkit does."""
+    props = ",".join(f"{key}={command_property(value)}" for key, value in properties.items()
+                     if value is not None and value != "")
+    return f"::{command}{' ' + props if props else ''}::{command_data(message)}"
+
+
+def log_safe(value: Any) -> str:
+    """Untrusted text that the runner cannot take for a workflow command: on every line a leading `::` (after
+    any indentation) and any `##[` are broken with a zero-width space. Defence in depth: the primary control is
+    the stop-commands block around the run's log (see annotations.py)."""
+    lines = clean(value).replace("##[", "##\u200b[").split("\n")
+    return "\n".join(_break_command(line) for line in lines)
+
+
+def _break_command(line: str) -> str:
+    stripped = line.lstrip()
+    if not stripped.startswith("::"):
+        return line
+    return line[: len(line) - len(stripped)] + ":\u200b" + stripped[1:]

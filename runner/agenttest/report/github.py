@@ -1,0 +1,64 @@
+"""What GitHub Actions tells a run through its environment, and suite paths as GitHub wants them.
+
+Annotations, JUnit `file`, CTRF `filePath` and the summary's links all need the suite file relative to the
+repository root, with forward slashes and no `./` (GitHub ignores annotations on `./x` and `../x` paths).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from urllib.parse import quote
+
+from ..workspace import repository_root
+
+
+def in_github_actions(environ: Mapping[str, str] | None = None) -> bool:
+    return (environ if environ is not None else os.environ).get("GITHUB_ACTIONS") == "true"
+
+
+
+@dataclass(frozen=True)
+class SourceLinks:
+    """Turns a suite path into its repository-relative form and, when the repository is known, a URL of a line."""
+
+    root: Path
+    cwd: Path
+    blob_url: str | None = None   # https://github.com/OWNER/REPO/blob/SHA
+
+    @classmethod
+    def from_environment(cls, cwd: Path | None = None, environ: Mapping[str, str] | None = None) -> SourceLinks:
+        env = environ if environ is not None else os.environ
+        cwd = (cwd or Path.cwd()).resolve()
+        server = env.get("GITHUB_SERVER_URL", "https://github.com").rstrip("/")
+        repository, sha = env.get("GITHUB_REPOSITORY"), env.get("GITHUB_SHA")
+        blob = f"{server}/{repository}/blob/{sha}" if repository and sha else None
+        return cls(root=repository_root(cwd, env), cwd=cwd, blob_url=blob)
+
+    def relative(self, path: str | None) -> str | None:
+        """`path` (as the user named it, relative to the working directory) relative to the repository root, with
+        forward slashes; None when there is no path or it lies outside the repository."""
+        if not path:
+            return None
+        absolute = Path(os.path.normpath(self.cwd / path))
+        try:
+            relative = absolute.relative_to(self.root)
+        except ValueError:
+            return None
+        return PurePosixPath(*relative.parts).as_posix() if relative.parts else None
+
+    def display(self, path: str | None) -> str:
+        """The repository-relative path when there is one, else the path as given (`./` and `\\` tidied)."""
+        if not path:
+            return ""
+        return self.relative(path) or PurePosixPath(Path(os.path.normpath(path)).as_posix()).as_posix()
+
+    def url(self, path: str | None, line: int | None = None) -> str | None:
+        """`…/blob/SHA/path#L12` for a file in the repository, or None when the repository is not known."""
+        relative = self.relative(path)
+        if not self.blob_url or not relative:
+            return None
+        anchor = f"#L{line}" if line else ""
+        return f"{self.blob_url}/{quote(relative)}{anchor}"

@@ -1,0 +1,149 @@
+"""The HTML report (`agenttest -o report.html`): one self-contained page, no script, no external resource.
+
+Every string from the report goes through `escape.html_text` (secrets masked, ANSI stripped, characters XML
+forbids made visible, `& < > " '` escaped), so agent text can never become markup.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from ..durations import format_elapsed
+from .escape import html_text, preview
+from .verdicts import STATUS_ICONS, case_title, first_reason, is_failing, tool_call_lines, transcript
+
+PREVIEW_CHARS = 20_000
+
+_STYLE = """
+body { font: 14px/1.45 -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; margin: 2rem auto; max-width: 72rem;
+       padding: 0 1rem; color: #1f2328; }
+h1 { font-size: 1.6rem; } h2 { font-size: 1.2rem; margin-top: 2rem; }
+table { border-collapse: collapse; margin: .5rem 0 1rem; }
+th, td { border: 1px solid #d0d7de; padding: .3rem .6rem; text-align: left; vertical-align: top; }
+td.n, th.n { text-align: right; } td.n, td.s { white-space: nowrap; }
+pre { background: #f6f8fa; padding: .6rem; overflow: auto; max-height: 30rem; white-space: pre-wrap;
+      word-break: break-word; }
+details { border: 1px solid #d0d7de; border-radius: 6px; padding: .4rem .8rem; margin: .4rem 0; }
+details[open] summary { margin-bottom: .5rem; }
+summary { cursor: pointer; }
+.passed { color: #1a7f37; } .failed, .error { color: #cf222e; } .timeout { color: #9a6700; }
+.skipped { color: #57606a; } .meta { color: #57606a; } code { font-size: 90%; }
+"""
+
+
+def render_html(report: Mapping[str, Any]) -> str:
+    """The HTML page of a report.json dict."""
+    return "\n".join(_page(report)) + "\n"
+
+
+def _page(report: Mapping[str, Any]) -> Iterator[str]:
+    summary = report.get("summary") or {}
+    metadata = report.get("metadata") or {}
+    results = list(report.get("results") or [])
+    failing = [r for r in results if is_failing(r)]
+    ok = not failing and not report.get("interrupted") and not report.get("error")
+    title = f"agenttest: {'passed' if ok else 'failed'} ({summary.get('passed', 0)}/{summary.get('total', 0)})"
+    yield "<!DOCTYPE html>"
+    yield '<html lang="en">'
+    yield "<head>"
+    yield '<meta charset="utf-8">'
+    yield '<meta name="viewport" content="width=device-width, initial-scale=1">'
+    yield f"<title>{html_text(title)}</title>"
+    yield f"<style>{_STYLE}</style>"
+    yield "</head>"
+    yield "<body>"
+    yield f"<h1>{'✅' if ok else '❌'} {html_text(title)}</h1>"
+    facts = [f"Agent <code>{html_text(summary.get('agent_id') or '?')}</code>"]
+    if summary.get("connector"):
+        facts.append(f"connector <code>{html_text(summary['connector'])}</code>")
+    if metadata.get("input_file"):
+        facts.append(f"input <code>{html_text(metadata['input_file'])}</code>")
+    if metadata.get("started_at"):
+        facts.append(f"started {html_text(metadata['started_at'])}")
+    if metadata.get("version"):
+        facts.append(f"agenttest {html_text(metadata['version'])}")
+    yield f'<p class="meta">{" · ".join(facts)}</p>'
+    if report.get("error"):
+        yield f'<p class="error"><strong>Run error:</strong> {html_text(report["error"])}</p>'
+    if report.get("interrupted"):
+        yield '<p class="timeout"><strong>Interrupted:</strong> the results are partial.</p>'
+    yield from _counts(summary)
+    yield from _table(results)
+    numbered = list(enumerate(results))
+    if failing:
+        yield "<h2>Failures</h2>"
+        for index, result in numbered:
+            if is_failing(result):
+                yield from _case(index, result, open_=True)
+    if len(failing) < len(results):
+        yield "<h2>Passed and skipped</h2>"
+        for index, result in numbered:
+            if not is_failing(result):
+                yield from _case(index, result, open_=False)
+    yield "</body>"
+    yield "</html>"
+
+
+def _counts(summary: Mapping[str, Any]) -> Iterator[str]:
+    columns = [("Total", "total"), ("Passed", "passed"), ("Failed", "failed"), ("Errors", "errors"),
+               ("Timeouts", "timeouts"), ("Skipped", "skipped")]
+    yield "<table>"
+    yield "<tr>" + "".join(f'<th class="n">{label}</th>' for label, _ in columns) + \
+        '<th class="n">Pass rate</th><th class="n">Duration</th></tr>'
+    rate = summary.get("pass_rate")
+    cells = "".join(f'<td class="n">{html_text(summary.get(key, 0))}</td>' for _, key in columns)
+    yield (f"<tr>{cells}<td class=\"n\">{'' if rate is None else f'{float(rate):.1f}%'}</td>"
+           f"<td class=\"n\">{format_elapsed((summary.get('duration_ms') or 0) / 1000)}</td></tr>")
+    yield "</table>"
+
+
+def _table(results: list[dict[str, Any]]) -> Iterator[str]:
+    yield "<h2>Cases</h2>"
+    yield "<table>"
+    yield '<tr><th>Case</th><th>Status</th><th class="n">Time</th><th>Where</th><th>Reason</th></tr>'
+    for index, result in enumerate(results):
+        status = str(result.get("status"))
+        reason = first_reason(result) if status != "passed" else ""
+        where = f"{result['file']}:{result.get('line')}" if result.get("file") else ""
+        yield (f'<tr><td><a href="#case-{index}">{html_text(case_title(result))}</a></td>'
+               f'<td class="s {html_text(status)}">{STATUS_ICONS.get(status, "")} {html_text(status)}</td>'
+               f'<td class="n">{format_elapsed((result.get("duration_ms") or 0) / 1000)}</td>'
+               f"<td><code>{html_text(where)}</code></td><td>{html_text(reason)}</td></tr>")
+    yield "</table>"
+
+
+def _case(index: int, result: Mapping[str, Any], open_: bool) -> Iterator[str]:
+    status = str(result.get("status"))
+    yield f'<details id="case-{index}"{" open" if open_ else ""}>'
+    yield (f'<summary><span class="{html_text(status)}">{STATUS_ICONS.get(status, "")} {html_text(status)}</span> '
+           f"<code>{html_text(case_title(result))}</code>"
+           + (f" — {html_text(first_reason(result))}" if status != "passed" else "") + "</summary>")
+    if result.get("file"):
+        yield f'<p class="meta"><code>{html_text(result["file"])}:{html_text(result.get("line"))}</code></p>'
+    verdicts = result.get("assertions") or []
+    if verdicts:
+        yield "<table><tr><th></th><th>Assertion</th><th>Message</th><th>Expected</th><th>Actual</th></tr>"
+        for verdict in verdicts:
+            kind = ("not " if verdict.get("negate") else "") + str(verdict.get("type"))
+            yield (f"<tr><td>{'✅' if verdict.get('passed') else '❌'}</td><td><code>{html_text(kind)}</code></td>"
+                   f"<td>{html_text(preview(verdict.get('message'), 2000))}</td>"
+                   f"<td>{_value(verdict.get('expected'))}</td><td>{_value(verdict.get('actual'))}</td></tr>")
+        yield "</table>"
+    elif result.get("error"):
+        yield f"<p><strong>{'Reason' if status == 'skipped' else 'Error'}:</strong> {html_text(result['error'])}</p>"
+    conversation = transcript(dict(result), PREVIEW_CHARS)
+    if conversation:
+        yield f"<p><strong>Transcript</strong></p><pre>{html_text(conversation)}</pre>"
+    else:
+        yield f"<p><strong>Input</strong></p><pre>{html_text(preview(result.get('input'), PREVIEW_CHARS))}</pre>"
+        if result.get("output") is not None:
+            yield f"<p><strong>Output</strong></p><pre>{html_text(preview(result['output'], PREVIEW_CHARS))}</pre>"
+    tools = tool_call_lines(dict(result))
+    if tools:
+        yield f"<p><strong>Tool calls</strong></p><pre>{html_text(chr(10).join(tools))}</pre>"
+    yield "</details>"
+
+
+def _value(value: Any) -> str:
+    return "" if value is None else f"<code>{html_text(preview(value, 500))}</code>"

@@ -1,0 +1,147 @@
+"""junit.xml: one <testsuite> per suite file, one <testcase> per case, for every CI system's test view.
+
+Conforms to the Jenkins xUnit plugin's `junit-10.xsd` with the optional testcase `file`/`line` attributes that
+annotation reporters read (`shared/data/junit-10-with-location.xsd`), the profile pytest's junitxml writes:
+  <testsuites name tests failures errors time>
+    <testsuite name=PATH tests failures errors skipped time timestamp hostname file=PATH>
+      <properties> agenttest.version, agent, connector, runs, pass_rate </properties>
+      <testcase classname=PATH.WITH.DOTS name="ID: name" time file=PATH line=1-BASED>
+        <failure message=FIRST-REASON type=ASSERTION-TYPE>verdicts, input, output</failure>  (failed)
+        <error message type=ERROR-KIND>…</error>                                           (error, timeout)
+        <skipped message=REASON/>                                                          (skipped)
+        <system-out>transcript</system-out>                                                (multi-turn cases)
+Like pytest's `bin_xml_escape`, every string goes through one function (`escape.xml_text`): characters XML 1.0
+forbids are replaced by a visible `#xNN`, ANSI codes are stripped and secrets masked. No CDATA is written.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import sys
+import xml.etree.ElementTree as ET
+from collections.abc import Mapping
+from pathlib import Path, PurePosixPath
+from typing import Any, TextIO
+
+from .base import Report, Reporter
+from .escape import one_line, truncate, xml_text
+from .files import write_text
+from .github import SourceLinks
+from .verdicts import case_title, failure_body, failure_type, first_reason, transcript
+
+BODY_CHARS = 64 * 1024          # per failure body and per <system-out>: keeps the file readable by every parser
+DIRECT_SUITE = "agenttest"      # the suite of cases given on the command line (no file)
+
+
+class JUnitWriter(Reporter):
+    """Writes junit.xml when the run finishes."""
+
+    def __init__(self, path: Path, links: SourceLinks, errors: TextIO | None = None) -> None:
+        self.path = path
+        self.links = links
+        self._errors = errors or sys.stderr
+
+    def run_finished(self, report: Report) -> None:
+        try:
+            write_text(self.path, render_junit(report.to_dict(), self.links))
+        except OSError as exc:
+            print(f"✗ cannot write {self.path}: {exc.strerror or exc}", file=self._errors)
+
+
+def render_junit(report: Mapping[str, Any], links: SourceLinks | None = None, hostname: str | None = None) -> str:
+    """The JUnit XML document of a report.json dict."""
+    links = links or SourceLinks.from_environment()
+    hostname = hostname or os.environ.get("RUNNER_NAME") or socket.gethostname()
+    summary = report.get("summary") or {}
+    metadata = report.get("metadata") or {}
+    results = list(report.get("results") or [])
+
+    suites: dict[str, list[dict[str, Any]]] = {}
+    for result in results:
+        suites.setdefault(links.display(result.get("file")) or DIRECT_SUITE, []).append(result)
+    if not suites:
+        suites[DIRECT_SUITE] = []
+
+    root = _element("testsuites", name="agenttest", tests=len(results),
+                    failures=_count(results, "failed"), errors=_count(results, "error", "timeout"),
+                    time=_seconds(summary.get("duration_ms")))
+    for suite_name, suite_results in suites.items():
+        root.append(_suite(suite_name, suite_results, summary, metadata, hostname, links, report))
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def _suite(name: str, results: list[dict[str, Any]], summary: Mapping[str, Any], metadata: Mapping[str, Any],
+           hostname: str, links: SourceLinks, report: Mapping[str, Any]) -> ET.Element:
+    skipped = _count(results, "skipped")
+    ran = len(results) - skipped
+    suite = _element("testsuite", name=name, tests=len(results), failures=_count(results, "failed"),
+                     errors=_count(results, "error", "timeout"), skipped=skipped,
+                     time=_seconds(sum(r.get("duration_ms") or 0 for r in results)),
+                     timestamp=metadata.get("started_at"), hostname=hostname,
+                     file=name if name != DIRECT_SUITE else None)
+    properties = ET.SubElement(suite, "properties")
+    values = {
+        "agenttest.version": metadata.get("version"),
+        "agent": summary.get("agent_id"),
+        "connector": summary.get("connector"),
+        "runs": summary.get("runs_per_case", 1),
+        "pass_rate": f"{100.0 * _count(results, 'passed') / ran:.1f}" if ran else "0.0",
+        "interrupted": "true" if report.get("interrupted") else None,
+    }
+    for key, value in values.items():
+        if value not in (None, ""):
+            properties.append(_element("property", name=key, value=value))
+
+    classname = _classname(name)
+    seen: set[str] = set()
+    for result in results:
+        suite.append(_testcase(result, classname, seen, links))
+    if report.get("error"):
+        ET.SubElement(suite, "system-err").text = xml_text(report["error"])
+    return suite
+
+
+def _testcase(result: dict[str, Any], classname: str, seen: set[str], links: SourceLinks) -> ET.Element:
+    name = case_title(result)
+    if name in seen:      # ids are unique per file, but an invalid duplicate is reported under the same id
+        name = f"{name} (line {result.get('line')})"
+    seen.add(name)
+    case = _element("testcase", classname=classname, name=name, time=_seconds(result.get("duration_ms")),
+                    file=links.display(result.get("file")) or None, line=result.get("line"))
+    status = result.get("status")
+    if status == "failed":
+        _append_text(case, "failure", failure_body(result), message=first_reason(result), type=failure_type(result))
+    elif status in ("error", "timeout"):
+        _append_text(case, "error", failure_body(result), message=first_reason(result), type=failure_type(result))
+    elif status == "skipped":
+        case.append(_element("skipped", message=one_line(result.get("error") or "skipped", 500)))
+    conversation = transcript(result)
+    if conversation:
+        _append_text(case, "system-out", conversation)
+    return case
+
+
+def _append_text(parent: ET.Element, tag: str, text: str, **attributes: Any) -> None:
+    child = _element(tag, **attributes)
+    child.text = xml_text(truncate(text, BODY_CHARS, "; the full text is in report.json"))
+    parent.append(child)
+
+
+def _element(tag: str, **attributes: Any) -> ET.Element:
+    """An element whose attribute values all went through `xml_text`; None values are left out."""
+    return ET.Element(tag, {key: xml_text(value) for key, value in attributes.items() if value is not None})
+
+
+def _classname(suite_name: str) -> str:
+    """`examples/expense/tests/expense.jsonl` → `examples.expense.tests.expense`."""
+    return str(PurePosixPath(suite_name).with_suffix("")).replace("/", ".").strip(".") or DIRECT_SUITE
+
+
+def _count(results: list[dict[str, Any]], *statuses: str) -> int:
+    return sum(1 for r in results if r.get("status") in statuses)
+
+
+def _seconds(milliseconds: Any) -> str:
+    return f"{(milliseconds or 0) / 1000:.3f}"

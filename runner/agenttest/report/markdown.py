@@ -1,0 +1,335 @@
+"""The Markdown report: `summary.md`, the GitHub job summary, and `agenttest -o report.md`.
+
+GitHub-flavoured Markdown with `<details>` blocks. Agent text never becomes live Markdown or HTML: table cells
+go through `md_text`/`md_code`, `<summary>` lines through `html_text`, and inputs/outputs sit in fenced blocks
+longer than any backtick run inside them (see escape.py).
+
+With `max_bytes`, the document degrades in steps until it fits (GitHub drops a step summary over 1 MiB whole):
+every failure in full with the passed cases listed, then shorter previews without the passed list, then the
+failure table alone, then the table cut with a note. The status line and the counts are always kept.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..durations import format_elapsed
+from .escape import md_block, md_code, md_html, md_text, preview, to_text
+from .github import SourceLinks
+from .verdicts import (
+    STATUS_ICONS,
+    case_title,
+    first_reason,
+    is_failing,
+    tool_call_lines,
+    transcript,
+)
+
+ARTIFACTS = ("report.json", "junit.xml", "ctrf.json", "events.jsonl")
+
+
+@dataclass(frozen=True)
+class Detail:
+    """How much one rendering shows; the levels below go from everything to the least that is still useful."""
+
+    failure_details: bool
+    preview_chars: int
+    passed_list: bool
+    note: str = ""
+
+
+LEVELS = (
+    Detail(failure_details=True, preview_chars=4000, passed_list=True),
+    Detail(failure_details=True, preview_chars=500, passed_list=False,
+           note="Previews are shortened to fit GitHub's 1 MiB job-summary limit."),
+    Detail(failure_details=False, preview_chars=0, passed_list=False,
+           note="Failure details are left out to fit GitHub's 1 MiB job-summary limit."),
+)
+
+
+def render_markdown(report: Mapping[str, Any], *, links: SourceLinks | None = None,
+                    max_bytes: int | None = None) -> str:
+    """The Markdown report of a report.json dict; with `max_bytes`, never longer than that in UTF-8 bytes."""
+    links = links or SourceLinks.from_environment()
+    head = _lines(_header(report, links), _counts(report.get("summary") or {}), _stability(report),
+                  _comparison(report))
+    results = list(report.get("results") or [])
+    failing = [r for r in results if is_failing(r)]
+    rows = [_failure_row(result, links) for result in failing]
+    footer = _footer(report)
+    for level in LEVELS:
+        text = _compose(level, head, rows, failing, results, links, footer, max_bytes)
+        if text is not None:
+            return text
+    return _cut(head, rows, footer, max_bytes or 0)
+
+
+def _lines(*sections: Iterable[str]) -> list[str]:
+    return [line for section in sections for line in section]
+
+
+def _compose(level: Detail, head: list[str], rows: list[str], failing: list[dict[str, Any]],
+             results: list[dict[str, Any]], links: SourceLinks, footer: list[str], max_bytes: int | None) -> str | None:
+    """The document at one level of detail, or None as soon as it grows past `max_bytes`."""
+    budget = _Budget(max_bytes)
+    sections: list[Iterable[str]] = [head]
+    if failing:
+        sections.append(_failure_table(rows))
+    if level.failure_details:
+        sections.extend(_failure_details(result, links, level.preview_chars) for result in failing)
+    if level.note:
+        sections.append([f"> {level.note} The full results are in `report.json`.", ""])
+    if level.passed_list:
+        sections.append(_passed_list(results, links))
+    sections.append(footer)
+    for section in sections:
+        for line in section:
+            if not budget.add(line):
+                return None
+    return budget.text()
+
+
+def _cut(head: list[str], rows: list[str], footer: list[str], max_bytes: int) -> str:
+    """The counts and as many failure rows as fit, with a note of how many more failed."""
+    note_room = 400
+    budget = _Budget(max_bytes - note_room)
+    for line in head:
+        if not budget.add(line):
+            break
+    table = _failure_table([])
+    shown = 0
+    if all(budget.add(line) for line in table[:-1]):
+        for row in rows:
+            if not budget.add(row):
+                break
+            shown += 1
+    tail = [""]
+    if shown < len(rows):
+        tail += [f"**{len(rows) - shown} more failing cases are not shown** to fit GitHub's 1 MiB job-summary "
+                 "limit; see `report.json` or `junit.xml`.", ""]
+    tail += ["> Failure details are left out to fit GitHub's 1 MiB job-summary limit.", "", *footer]
+    budget.limit = max_bytes
+    for line in tail:
+        budget.add(line)
+    return budget.text()
+
+
+class _Budget:
+    """Lines collected while their UTF-8 size stays within a limit."""
+
+    def __init__(self, limit: int | None) -> None:
+        self.limit = limit
+        self.size = 0
+        self.lines: list[str] = []
+
+    def add(self, line: str) -> bool:
+        size = len(line.encode("utf-8")) + 1
+        if self.limit is not None and self.size + size > self.limit:
+            return False
+        self.lines.append(line)
+        self.size += size
+        return True
+
+    def text(self) -> str:
+        return "\n".join(self.lines).rstrip("\n") + "\n"
+
+
+def _failure_table(rows: list[str]) -> list[str]:
+    return ["### Failures", "", "| Case | Status | Reason |", "|---|---|---|", *rows, ""]
+
+
+def _failure_row(result: Mapping[str, Any], links: SourceLinks) -> str:
+    return (f"| {_case_link(result, links)} | {STATUS_ICONS.get(result.get('status'), '')} "
+            f"{md_text(result.get('status'))} | {md_text(first_reason(result))} |")
+
+
+def _footer(report: Mapping[str, Any]) -> list[str]:
+    version = md_text((report.get("metadata") or {}).get("version", ""))
+    return [f"<sub>agenttest {version} · artifacts: {', '.join(md_code(name) for name in ARTIFACTS)}</sub>"]
+
+
+def _header(report: Mapping[str, Any], links: SourceLinks) -> Iterator[str]:
+    summary = report.get("summary") or {}
+    results = report.get("results") or []
+    total = summary.get("total", len(results))
+    passed, failed = summary.get("passed", 0), summary.get("failed", 0)
+    errors, timeouts, skipped = summary.get("errors", 0), summary.get("timeouts", 0), summary.get("skipped", 0)
+    bad = [f"{n} {word}" for n, word in ((failed, "failed"), (errors, "errors" if errors != 1 else "error"),
+                                         (timeouts, "timed out")) if n]
+    if report.get("interrupted"):
+        icon, verdict = "⚠️", f"interrupted after {len(results)} of {total} cases"
+    elif bad or report.get("error"):
+        icon, verdict = "❌", ", ".join(bad) or "run error"
+        verdict += f" — {passed} of {total} passed"
+    else:
+        icon, verdict = "✅", f"all {passed} cases passed" if passed == total else f"{passed} of {total} passed"
+    if skipped:
+        verdict += f", {skipped} skipped"
+    yield f"## {icon} agenttest: {md_text(verdict)}"
+    yield ""
+    facts = [f"**Agent** {md_code(summary.get('agent_id') or '?')}"]
+    if summary.get("connector"):
+        facts.append(f"**Connector** {md_code(summary['connector'])}")
+    suites = {links.display(r["file"]): r["file"] for r in results if r.get("file")}
+    if suites:
+        names = sorted(suites)
+        facts.append("**Suites** " + ", ".join(_file_link(suites[name], links) for name in names[:10])
+                     + (f" and {len(names) - 10} more" if len(names) > 10 else ""))
+    started = (report.get("metadata") or {}).get("started_at")
+    if started:
+        facts.append(f"**Started** {md_text(started)}")
+    yield " · ".join(facts)
+    yield ""
+    if report.get("error"):
+        yield f"> ❗ **Run error:** {md_text(report['error'])}"
+        yield ""
+    if report.get("interrupted"):
+        yield "> ⚠️ **Interrupted:** the results below are partial."
+        yield ""
+
+
+def _counts(summary: Mapping[str, Any]) -> Iterator[str]:
+    rate = summary.get("pass_rate")
+    yield "| Total | ✅ Passed | ❌ Failed | 🔥 Errors | ⏱️ Timeouts | ⏭️ Skipped | Pass rate | Duration |"
+    yield "|---:|---:|---:|---:|---:|---:|---:|---:|"
+    yield (f"| {summary.get('total', 0)} | {summary.get('passed', 0)} | {summary.get('failed', 0)} "
+           f"| {summary.get('errors', 0)} | {summary.get('timeouts', 0)} | {summary.get('skipped', 0)} "
+           f"| {'' if rate is None else f'{float(rate):.1f}%'} "
+           f"| {format_elapsed((summary.get('duration_ms') or 0) / 1000)} |")
+    yield ""
+
+
+def _stability(report: Mapping[str, Any]) -> Iterator[str]:
+    rows = report.get("stability_results")
+    if not rows:
+        return
+    summary = report.get("summary") or {}
+    yield "### Stability"
+    yield ""
+    facts = [f"{md_text(label)} {md_text(summary[key])}" for key, label in
+             (("runs_per_case", "runs per case:"), ("overall_pass_rate", "overall pass rate:"),
+              ("stable_cases", "stable:"), ("unstable_cases", "unstable:")) if summary.get(key) is not None]
+    for key in ("pass_at_k", "pass_hat_k"):
+        if isinstance(summary.get(key), Mapping):
+            label = "pass@k" if key == "pass_at_k" else "pass^k"
+            facts.append(f"{label}: " + ", ".join(f"{md_text(k)}={md_text(v)}" for k, v in summary[key].items()))
+    if facts:
+        yield " · ".join(facts)
+        yield ""
+    yield "| Case | Runs | Passed | Pass rate | Class | Flaky |"
+    yield "|---|---:|---:|---:|---|---|"
+    for row in rows:
+        if isinstance(row, Mapping):
+            yield (f"| {md_text(row.get('id'))} | {md_text(row.get('runs'))} | {md_text(row.get('passed'))} "
+                   f"| {md_text(row.get('pass_rate'))} | {md_text(row.get('stability_class'))} "
+                   f"| {'yes' if row.get('flaky') else ''} |")
+    yield ""
+
+
+def _comparison(report: Mapping[str, Any]) -> Iterator[str]:
+    comparison = report.get("comparison")
+    if not isinstance(comparison, Mapping):
+        return
+    groups = [(label, comparison.get(key)) for key, label in
+              (("regressions", "🔻 Regressions"), ("fixes", "🔺 Fixes"), ("new", "🆕 New"), ("removed", "➖ Removed"))]
+    yield "### Compared with the baseline"
+    yield ""
+    yield "| Change | Count | Cases |"
+    yield "|---|---:|---|"
+    for label, items in groups:
+        items = items if isinstance(items, list) else []
+        ids = [item.get("id") if isinstance(item, Mapping) else item for item in items]
+        shown = ", ".join(md_code(to_text(i), in_table=True) for i in ids[:20])
+        more = f" and {len(ids) - 20} more" if len(ids) > 20 else ""
+        yield f"| {label} | {len(ids)} | {shown}{more} |"
+    yield ""
+
+
+def _failure_details(result: Mapping[str, Any], links: SourceLinks, chars: int) -> Iterator[str]:
+    icon = STATUS_ICONS.get(result.get("status"), "")
+    title = md_html(case_title(result))
+    yield "<details>"
+    yield f"<summary>{icon} <code>{title}</code> — {md_html(first_reason(result))}</summary>"
+    yield ""
+    where = _location(result, links)
+    if where:
+        yield f"📄 {where}"
+        yield ""
+    verdicts = result.get("assertions") or []
+    if verdicts:
+        yield "| | Assertion | Message | Expected | Actual |"
+        yield "|---|---|---|---|---|"
+        for verdict in verdicts:
+            mark = "✅" if verdict.get("passed") else "❌"
+            kind = ("not " if verdict.get("negate") else "") + to_text(verdict.get("type"))
+            yield (f"| {mark} | {md_code(kind, in_table=True)} | {md_text(preview(verdict.get('message'), 500))} "
+                   f"| {_cell_value(verdict.get('expected'))} | {_cell_value(verdict.get('actual'))} |")
+        yield ""
+    elif result.get("error"):
+        yield f"**Error:** {md_text(preview(result['error'], chars))}"
+        yield ""
+    conversation = transcript(result, chars)
+    if conversation:
+        yield "**Transcript**"
+        yield ""
+        yield md_block(preview(conversation, chars * 4))
+        yield ""
+    else:
+        for label, key in (("Input", "input"), ("Output", "output")):
+            if result.get(key) is not None:
+                yield f"**{label}**"
+                yield ""
+                yield md_block(preview(result[key], chars))
+                yield ""
+    tools = tool_call_lines(result)
+    if tools:
+        yield "**Tool calls**"
+        yield ""
+        yield md_block(preview("\n".join(tools), chars))
+        yield ""
+    yield "</details>"
+    yield ""
+
+
+def _cell_value(value: Any) -> str:
+    return "" if value is None else md_code(preview(value, 200), in_table=True)
+
+
+def _passed_list(results: list[dict[str, Any]], links: SourceLinks) -> Iterator[str]:
+    others = [r for r in results if not is_failing(r)]
+    if not others:
+        return
+    yield "<details>"
+    yield f"<summary>Passed and skipped cases ({len(others)})</summary>"
+    yield ""
+    for result in others:
+        line = f"- {STATUS_ICONS.get(result.get('status'), '')} {_case_link(result, links)}"
+        if result.get("name"):
+            line += f" — {md_text(result['name'])}"
+        if result.get("status") == "skipped" and result.get("error"):
+            line += f" (skipped: {md_text(result['error'])})"
+        yield line
+    yield ""
+    yield "</details>"
+    yield ""
+
+
+def _case_link(result: Mapping[str, Any], links: SourceLinks) -> str:
+    text = md_text(result.get("id"))
+    url = links.url(result.get("file"), result.get("line"))
+    return f"[{text}]({url})" if url else text
+
+
+def _file_link(path: str, links: SourceLinks) -> str:
+    url = links.url(path)
+    return f"[{md_text(links.display(path))}]({url})" if url else md_code(links.display(path))
+
+
+def _location(result: Mapping[str, Any], links: SourceLinks) -> str:
+    if not result.get("file"):
+        return ""
+    place = f"{links.display(result['file'])}:{result.get('line')}"
+    url = links.url(result["file"], result.get("line"))
+    return f"[{md_text(place)}]({url})" if url else md_code(place)

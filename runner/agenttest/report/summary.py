@@ -1,0 +1,50 @@
+"""summary.md in the output directory, also appended to `$GITHUB_STEP_SUMMARY` (the job summary) when set."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TextIO
+
+from .base import Report, Reporter
+from .files import write_text
+from .github import SourceLinks
+from .markdown import render_markdown
+
+# GitHub drops a step summary over 1 MiB (1,048,576 bytes) entirely; stay clear of the edge.
+SUMMARY_LIMIT = 1_000_000
+MIN_STEP_SUMMARY = 4_000    # below this, what others already wrote leaves no room for a useful summary
+
+
+class SummaryWriter(Reporter):
+    """Writes summary.md and appends the same Markdown to the step summary, each within GitHub's size limit."""
+
+    def __init__(self, path: Path, links: SourceLinks, step_summary: Path | None = None,
+                 errors: TextIO | None = None) -> None:
+        self.path = path
+        self.links = links
+        self.step_summary = step_summary
+        self._errors = errors or sys.stderr
+
+    def run_finished(self, report: Report) -> None:
+        data = report.to_dict()
+        text = render_markdown(data, links=self.links, max_bytes=SUMMARY_LIMIT)
+        try:
+            write_text(self.path, text)
+        except OSError as exc:
+            print(f"✗ cannot write {self.path}: {exc.strerror or exc}", file=self._errors)
+        if self.step_summary is None:
+            return
+        try:
+            used = self.step_summary.stat().st_size if self.step_summary.exists() else 0
+            room = SUMMARY_LIMIT - used - 1
+            if room < MIN_STEP_SUMMARY:
+                print(f"✗ not adding to the job summary: {self.step_summary} already holds {used} bytes",
+                      file=self._errors)
+                return
+            if len(text.encode("utf-8")) > room:
+                text = render_markdown(data, links=self.links, max_bytes=room)
+            with self.step_summary.open("a", encoding="utf-8", newline="\n") as handle:
+                handle.write(("\n" if used else "") + text)
+        except OSError as exc:
+            print(f"✗ cannot write the job summary {self.step_summary}: {exc.strerror or exc}", file=self._errors)

@@ -1,0 +1,133 @@
+"""What the artifacts say about one case of a report.json dict: its first reason, its verdicts, its transcript.
+
+JUnit, Markdown, HTML, CTRF and annotations all describe failures the same way; the wording lives here once.
+Everything returned is raw (unescaped) text: each writer escapes it for its own format through `escape`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from .escape import one_line, preview, to_text
+
+FAILING = ("failed", "error", "timeout")
+STATUS_ICONS = {"passed": "✅", "failed": "❌", "error": "🔥", "timeout": "⏱️", "skipped": "⏭️"}
+PREVIEW_CHARS = 2000
+
+
+def is_failing(result: dict[str, Any]) -> bool:
+    return result.get("status") in FAILING
+
+
+def failed_assertions(result: dict[str, Any]) -> list[dict[str, Any]]:
+    return [a for a in result.get("assertions") or [] if not a.get("passed")]
+
+
+def first_reason(result: dict[str, Any]) -> str:
+    """One line saying why the case did not pass: its first failed assertion's message, else its error."""
+    failed = failed_assertions(result)
+    if result.get("status") == "failed" and failed:
+        return one_line(failed[0].get("message") or f"{failed[0].get('type')} assertion failed", 500)
+    if result.get("error"):
+        return one_line(result["error"], 500)
+    return str(result.get("status", ""))
+
+
+def failure_type(result: dict[str, Any]) -> str:
+    """The first failed assertion's type (a failure), or the error kind (an error; `timeout` for a timeout)."""
+    if result.get("status") == "failed":
+        failed = failed_assertions(result)
+        return str(failed[0].get("type")) if failed else "assertion"
+    if result.get("status") == "timeout":
+        return "timeout"
+    return str(result.get("error_kind") or "error")
+
+
+def case_title(result: dict[str, Any]) -> str:
+    """`ID: name`, or the id alone."""
+    name = result.get("name")
+    return one_line(f"{result.get('id')}: {name}" if name else result.get("id"), 300)
+
+
+def verdict_lines(result: dict[str, Any], limit: int = 500) -> list[str]:
+    """One line per assertion: `✗ contains: message (expected …, actual …)`."""
+    lines = []
+    for verdict in result.get("assertions") or []:
+        mark = "✓" if verdict.get("passed") else "✗"
+        kind = f"not {verdict.get('type')}" if verdict.get("negate") else verdict.get("type")
+        line = f"{mark} {kind}: {one_line(verdict.get('message', ''), limit)}"
+        if not verdict.get("passed"):
+            details = [f"{key} {one_line(verdict[key], limit)}" for key in ("expected", "actual")
+                       if verdict.get(key) is not None]
+            if verdict.get("score") is not None:
+                details.append(f"score {verdict['score']}")
+            if details:
+                line += f" ({'; '.join(details)})"
+        lines.append(line)
+    return lines
+
+
+def tool_call_lines(result: dict[str, Any], limit: int = 300) -> list[str]:
+    """The tool calls the agent asked for and the tools it executed, one line each."""
+    trace = result.get("trace") or {}
+    lines = [f"→ {call.get('name')}({one_line(call.get('arguments'), limit)})"
+             for call in trace.get("tool_calls") or []]
+    for tool in trace.get("tools") or []:
+        error = tool.get("error")
+        outcome = f"error {one_line(error, limit)}" if error else one_line(tool.get("result"), limit)
+        lines.append(f"⚙ {tool.get('name')} → {outcome}")
+    return lines
+
+
+def transcript(result: dict[str, Any], limit: int = PREVIEW_CHARS) -> str | None:
+    """The conversation of a multi-turn case (dynamic turns, or a message-list input and the reply), else None."""
+    turns = (result.get("metadata") or {}).get("turns")
+    if isinstance(turns, list) and turns:
+        return "\n".join(_turn_lines(turns, limit))
+    messages = result.get("input")
+    if isinstance(messages, list) and len(messages) > 1 and all(isinstance(m, dict) for m in messages):
+        lines = [f"{m.get('role', 'user')}: {preview(m.get('content'), limit)}" for m in messages]
+        if result.get("output") is not None:
+            lines.append(f"agent: {preview(result['output'], limit)}")
+        return "\n".join(lines)
+    return None
+
+
+def _turn_lines(turns: Iterable[Any], limit: int) -> list[str]:
+    lines: list[str] = []
+    for turn in turns:
+        if not isinstance(turn, dict):
+            continue
+        lines.append(f"── turn {turn.get('turn', len(lines) + 1)}")
+        if turn.get("input") is not None:
+            lines.append(f"user: {preview(turn['input'], limit)}")
+        if turn.get("output") is not None:
+            lines.append(f"agent: {preview(turn['output'], limit)}")
+        calls = (turn.get("response") or {}).get("tool_calls") or []
+        lines.extend(f"  → {c.get('name')}({one_line(c.get('arguments'), 300)})" for c in calls if isinstance(c, dict))
+        reached = turn.get("checkpoints_reached")
+        if reached:
+            lines.append(f"  checkpoints reached: {', '.join(to_text(r) for r in reached)}")
+        if turn.get("error"):
+            lines.append(f"  error: {preview(turn['error'], limit)}")
+    return lines
+
+
+def failure_body(result: dict[str, Any], limit: int = PREVIEW_CHARS) -> str:
+    """Every assertion verdict, then the input and output previews (and tool calls): the text of a JUnit failure."""
+    parts = []
+    verdicts = verdict_lines(result)
+    if verdicts:
+        parts.append("Assertions:\n" + "\n".join(f"  {line}" for line in verdicts))
+    elif result.get("error"):
+        parts.append(f"Error: {preview(result['error'], limit)}")
+    parts.append(f"Input:\n{preview(result.get('input'), limit)}")
+    if result.get("output") is not None:
+        parts.append(f"Output:\n{preview(result['output'], limit)}")
+    tools = tool_call_lines(result)
+    if tools:
+        parts.append("Tool calls:\n" + "\n".join(f"  {line}" for line in tools))
+    if result.get("file"):
+        parts.append(f"At: {result['file']}:{result.get('line')}")
+    return "\n\n".join(parts)

@@ -1,0 +1,19 @@
+"""Where the user's repository is: `file://` attachments must stay inside it, and report paths are relative to it."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+
+def repository_root(start: Path, environ: Mapping[str, str] | None = None) -> Path:
+    """The git top-level above `start` (found by walking up to `.git`, no git call: a root-owned container would
+    need `safe.directory`), else `$GITHUB_WORKSPACE`, else `start` itself."""
+    start = start.resolve()
+    for directory in [start, *start.parents]:
+        if (directory / ".git").exists():
+            return directory
+    workspace = (environ if environ is not None else os.environ).get("GITHUB_WORKSPACE")
+    return Path(workspace).resolve() if workspace else start
+

@@ -1,0 +1,252 @@
+"""`agenttest action` with the environment GitHub's runner gives a docker action (ContainerActionHandler.cs)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from agenttest.action import exit_code, read_inputs, write_outputs
+
+REPO = Path(__file__).resolve().parents[2]
+ACTION = yaml.safe_load((REPO / "action.yml").read_text())
+OWNER_UID = 1001        # the runner user, who owns the workspace; the container runs as root
+
+
+def parse_github_output(text: str) -> dict[str, str]:
+    """A port of the runner's file-command parser (FileCommandManager.cs, EnvFileKeyValuePairs)."""
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    else:
+        raise AssertionError("EOF marker missing new line")
+    values: dict[str, str] = {}
+    index = 0
+    while index < len(lines):
+        line = lines[index].rstrip("\r")
+        index += 1
+        if not line:
+            continue
+        equals, heredoc = line.find("="), line.find("<<")
+        if equals >= 0 and (heredoc < 0 or equals < heredoc):
+            name, value = line.split("=", 1)
+        else:
+            assert heredoc > 0, f"Invalid format '{line}'"
+            name, delimiter = line[:heredoc], line[heredoc + 2:]
+            assert name and delimiter, f"Invalid format '{line}'"
+            body = []
+            while True:
+                assert index < len(lines), f"Invalid value. Matching delimiter not found '{delimiter}'"
+                candidate = lines[index].rstrip("\r")
+                index += 1
+                if candidate == delimiter:
+                    break
+                body.append(candidate)
+            value = "\n".join(body)
+        values[name] = value
+    return values
+
+
+@dataclass
+class Step:
+    code: int
+    stdout: str
+    stderr: str
+    workspace: Path
+    file_commands: Path
+
+    @property
+    def outputs(self) -> dict[str, str]:
+        return parse_github_output(self.output_file.read_text())
+
+    @property
+    def output_file(self) -> Path:
+        return next(self.file_commands.glob("set_output_*"))
+
+    @property
+    def step_summary(self) -> str:
+        return next(self.file_commands.glob("step_summary_*")).read_text()
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    root = tmp_path / "workspace"
+    (root / ".git").mkdir(parents=True)
+    (root / "agenttest.yaml").write_text(textwrap.dedent("""
+        version: 1
+        defaults:
+          name: echo
+        agents:
+          echo:
+            provider: python
+            callable: echo_agent:respond
+        """))
+    (root / "echo_agent.py").write_text("def respond(request):\n"
+                                        "    return 'echo: ' + request['messages'][-1]['content']\n")
+    cases = [{"id": "pass", "input": "hi", "assert": {"type": "contains", "value": "echo: hi"}},
+             {"id": "fail", "input": "hi", "assert": {"type": "contains", "value": "::error::nope"}}]
+    (root / "evals").mkdir()
+    (root / "evals" / "suite.jsonl").write_text("".join(json.dumps(c) + "\n" for c in cases))
+    return root
+
+
+def run_action(workspace: Path, inputs: dict[str, str], env: dict[str, str] | None = None) -> Step:
+    """The container's view: every declared input as INPUT_<NAME> (defaults merged, unset ones empty), the
+    file-command files created empty per step, the github context as env, cwd = the workspace, owned by the
+    runner user."""
+    temp = workspace.parent
+    file_commands = temp / "_runner_file_commands"
+    file_commands.mkdir(exist_ok=True)
+    for stale in file_commands.iterdir():
+        stale.unlink()
+    output = file_commands / f"set_output_{uuid.uuid4()}"
+    summary = file_commands / f"step_summary_{uuid.uuid4()}"
+    output.touch()
+    summary.touch()
+    (temp / "_github_home").mkdir(exist_ok=True)
+    (temp / "_github_workflow").mkdir(exist_ok=True)
+    (temp / "_github_workflow" / "event.json").write_text("{}")
+    declared = {name: str(spec.get("default", "")) for name, spec in ACTION["inputs"].items()}
+    declared.update(inputs)
+    full_env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "INPUT_", "RUNNER_"))}
+    full_env.update({f"INPUT_{name.replace(' ', '_').upper()}": value for name, value in declared.items()})
+    full_env.update(
+        GITHUB_ACTIONS="true", CI="true", HOME=str(temp / "_github_home"), GITHUB_WORKSPACE=str(workspace),
+        GITHUB_OUTPUT=str(output), GITHUB_STEP_SUMMARY=str(summary), GITHUB_ENV=str(file_commands / "set_env_x"),
+        GITHUB_EVENT_PATH=str(temp / "_github_workflow" / "event.json"), GITHUB_EVENT_NAME="push",
+        RUNNER_TEMP=str(temp), GITHUB_REPOSITORY="octo/agents", GITHUB_SHA="feedbeef", GITHUB_REF="refs/heads/main",
+        GITHUB_SERVER_URL="https://github.com", GITHUB_RUN_ID="42", GITHUB_ACTION="agenttest", RUNNER_OS="Linux",
+        RUNNER_NAME="GitHub Actions 7", RUNNER_ARCH="X64",
+    )
+    full_env.update(env or {})
+    if os.geteuid() == 0:
+        for path in [workspace, *workspace.rglob("*")]:
+            os.chown(path, OWNER_UID, OWNER_UID)
+    proc = subprocess.run([sys.executable, "-m", "agenttest", "action"], cwd=workspace, env=full_env,
+                          capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    return Step(proc.returncode, proc.stdout, proc.stderr, workspace, file_commands)
+
+
+def test_failing_run(workspace: Path) -> None:
+    step = run_action(workspace, {"input": "evals/suite.jsonl"})
+    assert step.code == 1, step.stdout + step.stderr
+    assert step.outputs == {
+        "total": "2", "passed": "1", "failed": "1", "errors": "0", "timeouts": "0", "skipped": "0",
+        "pass-rate": "50.0", "conclusion": "failure", "report": "agenttest-results/report.json",
+        "junit": "agenttest-results/junit.xml", "summary": "agenttest-results/summary.md",
+        "ctrf": "agenttest-results/ctrf.json", "events": "agenttest-results/events.jsonl"}
+    for name in ("report", "junit", "summary", "ctrf", "events"):
+        assert (workspace / step.outputs[name]).is_file()
+    lines = step.stdout.splitlines()
+    assert lines[-2].startswith("::error file=evals/suite.jsonl,line=2,title=agenttest%3A fail (failed)::")
+    assert lines[-1].startswith("::error::agenttest: 1 failed of 2 cases")
+    assert step.step_summary == (workspace / "agenttest-results" / "summary.md").read_text()
+    assert "https://github.com/octo/agents/blob/feedbeef/evals/suite.jsonl#L2" in step.step_summary
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs root, as in the container")
+def test_files_are_handed_to_the_workspace_owner(workspace: Path) -> None:
+    step = run_action(workspace, {"input": "evals/suite.jsonl", "output-dir": "out/nested/results",
+                                  "args": "--output report.md"})
+    assert step.code == 1, step.stdout + step.stderr
+    written = [workspace / "out", workspace / "out" / "nested", *(workspace / "out").rglob("*"),
+               workspace / "report.md"]
+    assert len(written) > 6
+    assert {(p.stat().st_uid, p.stat().st_gid) for p in written} == {(OWNER_UID, OWNER_UID)}
+    assert (workspace / "report.md").read_text().startswith("## ❌ agenttest")
+
+
+def test_fail_on_never_and_a_passing_selection(workspace: Path) -> None:
+    never = run_action(workspace, {"input": "evals/suite.jsonl", "fail-on": "never"})
+    assert never.code == 0 and never.outputs["conclusion"] == "failure"
+    passing = run_action(workspace, {"input": "evals/suite.jsonl", "args": "--run '^pass$'"})
+    assert passing.code == 0 and passing.outputs["conclusion"] == "success"
+    assert passing.outputs["total"] == "1"
+    assert "::error" not in passing.stdout
+
+
+def test_fail_on_regression_without_a_baseline_warns_and_fails(workspace: Path) -> None:
+    step = run_action(workspace, {"input": "evals/suite.jsonl", "fail-on": "regression"})
+    assert step.code == 1
+    assert "::warning::agenttest: fail-on: regression needs a baseline" in step.stdout
+
+
+def test_working_directory_and_multi_line_input(workspace: Path) -> None:
+    sub = workspace / "agents" / "support"
+    sub.mkdir(parents=True)
+    for name in ("agenttest.yaml", "echo_agent.py"):
+        (sub / name).write_text((workspace / name).read_text())
+    (sub / "a.jsonl").write_text('{"id": "a", "input": "x", "assert": {"type": "contains", "value": "echo"}}\n')
+    (sub / "b.jsonl").write_text('{"id": "b", "input": "y", "assert": {"type": "contains", "value": "nope"}}\n')
+    step = run_action(workspace, {"input": "a.jsonl\n  b.jsonl  \n\n", "working-directory": "agents/support",
+                                  "output-dir": "results"})
+    assert step.code == 1, step.stdout + step.stderr
+    assert step.outputs["total"] == "2" and step.outputs["report"] == "agents/support/results/report.json"
+    assert "::error file=agents/support/b.jsonl,line=1," in step.stdout
+
+
+def test_job_summary_false_leaves_the_step_summary_alone(workspace: Path) -> None:
+    step = run_action(workspace, {"input": "evals/suite.jsonl", "job-summary": "false"})
+    assert step.code == 1 and step.step_summary == ""
+    assert (workspace / "agenttest-results" / "summary.md").is_file()
+
+
+@pytest.mark.parametrize(("inputs", "message"), [
+    ({"input": ""}, "input: required"),
+    ({"input": "evals/suite.jsonl", "annotations": "yes"}, "annotations: 'yes' is not a boolean"),
+    ({"input": "evals/suite.jsonl", "parallel": "many"}, "parallel: 'many' is not a whole number"),
+    ({"input": "evals/suite.jsonl", "fail-on": "sometimes"}, "fail-on: 'sometimes' is not one of"),
+    ({"input": "evals/suite.jsonl", "working-directory": "../elsewhere"}, "is outside the workspace"),
+    ({"input": "evals/suite.jsonl", "args": "--no-such-flag"}, "args: No such option"),
+    ({"input": "evals/suite.jsonl", "args": "--help"}, "asks for no run"),
+    ({"input": "evals/suite.jsonl", "agent": "missing"}, "agent 'missing' is not defined"),
+])
+def test_bad_inputs_fail_with_one_error_line(workspace: Path, inputs: dict[str, str], message: str) -> None:
+    step = run_action(workspace, inputs)
+    assert step.code == 2, step.stdout + step.stderr
+    errors = [line for line in step.stdout.splitlines() if line.startswith("::error")]
+    assert len(errors) == 1 and message in errors[0], step.stdout
+    assert step.outputs == {"conclusion": "error"}
+
+
+def test_annotations_false_and_max_annotations(workspace: Path) -> None:
+    suite = workspace / "evals" / "many.jsonl"
+    suite.write_text("".join(json.dumps({"id": f"f{i}", "input": "x", "assert": {"type": "contains", "value": "no"}})
+                             + "\n" for i in range(6)))
+    capped = run_action(workspace, {"input": "evals/many.jsonl", "max-annotations": "3"})
+    errors = [line for line in capped.stdout.splitlines() if line.startswith("::error")]
+    assert len(errors) == 3 and "and 4 more failing cases" in errors[1]
+    quiet = run_action(workspace, {"input": "evals/many.jsonl", "annotations": "false"})
+    assert quiet.code == 1 and "::error" not in quiet.stdout
+    assert quiet.stdout.count("::stop-commands::") == 1       # the log is guarded all the same
+
+
+def test_write_outputs_is_multiline_safe(tmp_path: Path) -> None:
+    path = tmp_path / "out"
+    path.write_text("earlier=1\n")
+    value = "line 1\nghadelimiter_x\nEOF\n\nlast"
+    write_outputs(str(path), {"text": value, "count": 3, "empty": None})
+    assert parse_github_output(path.read_text()) == {"earlier": "1", "text": value, "count": "3", "empty": ""}
+
+
+def test_inputs_are_read_as_the_toolkit_reads_them() -> None:
+    env = {"INPUT_OUTPUT-DIR": "  out  ", "INPUT_FAIL-ON": "", "INPUT_MY_INPUT": "x"}
+    assert read_inputs(env, ["output-dir", "fail-on", "my input", "absent"]) == {
+        "output-dir": "out", "fail-on": None, "my input": "x", "absent": None}
+
+
+@pytest.mark.parametrize(("fail_on", "run_exit", "regressions", "expected"), [
+    ("failure", 1, None, 1), ("failure", 0, None, 0), ("never", 1, None, 0), ("never", 2, None, 2),
+    ("regression", 1, 0, 0), ("regression", 1, 2, 1), ("regression", 0, 0, 0), ("failure", 130, None, 130),
+])
+def test_exit_code_per_fail_on(fail_on: str, run_exit: int, regressions: Any, expected: int) -> None:
+    assert exit_code(fail_on, run_exit, regressions) == expected

@@ -1,0 +1,126 @@
+"""summary.md / -o report.md: status, counts, linked failures, escaped agent text, and the 1 MiB budget."""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+
+from agenttest.report.github import SourceLinks
+from agenttest.report.markdown import render_markdown
+from agenttest.report.summary import SUMMARY_LIMIT, SummaryWriter
+from agenttest.results import CaseResult
+
+from .conftest import hostile_result, make_report, mixed_results
+from .test_escape import gfm
+
+COUNTS_ROW = re.compile(r"^\| (\d+) \| (\d+) \| (\d+) \| (\d+) \| (\d+) \| (\d+) \| [\d.]+% \|", re.M)
+
+
+def test_status_counts_and_links(links: SourceLinks) -> None:
+    text = render_markdown(make_report(mixed_results()).to_dict(), links=links)
+    assert text.startswith("## ❌ agenttest: 1 failed, 1 error, 1 timed out — 2 of 6 passed, 1 skipped\n")
+    assert COUNTS_ROW.search(text).groups() == ("6", "2", "1", "1", "1", "1")
+    blob = "https://github.com/octo/repo/blob/abc123"
+    assert f"| [fail]({blob}/suites/a.jsonl#L2) | ❌ failed | expected hello |" in text
+    assert f"| [slow]({blob}/suites/b.jsonl#L1) | ⏱️ timeout | timeout after 2s |" in text
+    html = gfm(text)
+    assert html.count("<details>") == 4            # three failures and the passed list
+    assert "<summary>❌ <code>fail</code> — expected hello</summary>" in html
+    assert "<td><code>hello</code></td>" in html and "<td><code>nope</code></td>" in html   # expected / actual
+    assert "[later](https://github.com/octo/repo/blob/abc123/suites/b.jsonl#L2) (skipped: not built yet)" in text
+    assert "user: hi\nassistant: hello\nuser: bye\nagent: goodbye" not in text  # passed cases: listed, not detailed
+
+
+def test_all_passed_and_no_repository() -> None:
+    results = [CaseResult(id="a", status="passed", file="x.jsonl", line=1)]
+    text = render_markdown(make_report(results).to_dict(), links=SourceLinks(root=Path("/nowhere"), cwd=Path("/")))
+    assert text.startswith("## ✅ agenttest: all 1 cases passed\n")
+    assert "### Failures" not in text and "](http" not in text
+
+
+def test_interrupted_and_run_error() -> None:
+    text = render_markdown(make_report(mixed_results()[:1], error="BeforeAll: db down", interrupted=True).to_dict())
+    assert text.startswith("## ⚠️ agenttest: interrupted after 1 of 1 cases")
+    assert "**Run error:** BeforeAll: db down" in text and "**Interrupted:**" in text
+
+
+def test_hostile_output_cannot_change_the_page(links: SourceLinks) -> None:
+    report = make_report([hostile_result(), *mixed_results()]).to_dict()
+    html = gfm(render_markdown(report, links=links))
+    for live in ("<script", "<img", "evil.example\"", "<h1", "<strong>name", "<b>name"):
+        assert live not in html
+    assert html.count("<details>") == html.count("</details>") == 5
+    anchors = re.findall(r'<a href="([^"]+)"', html)
+    assert anchors and all(a.startswith("https://github.com/octo/repo/blob/abc123/") for a in anchors)
+    outside_code = re.sub(r"<pre.*?</pre>|<code>.*?</code>", "", html, flags=re.S)
+    assert "@octocat" not in outside_code        # no mention (GitHub does not look inside code)
+
+
+def test_stability_and_comparison_tables() -> None:
+    report = make_report(mixed_results()).to_dict()
+    report["summary"].update(runs_per_case=3, overall_pass_rate=66.7, pass_at_k={"1": 0.67, "3": 0.9})
+    report["stability_results"] = [{"id": "a|b", "runs": 3, "passed": 2, "pass_rate": 66.7,
+                                    "stability_class": "unstable", "flaky": True}]
+    report["comparison"] = {"regressions": [{"id": "fail"}], "fixes": ["x"], "new": [], "removed": []}
+    text = render_markdown(report)
+    assert "### Stability" in text and "| a\\|b | 3 | 2 | 66.7 | unstable | yes |" in text
+    assert "pass@k: 1=0.67, 3=0.9" in text
+    assert "| 🔻 Regressions | 1 | `fail` |" in text and "| 🔺 Fixes | 1 | `x` |" in text
+
+
+def test_degrades_in_steps_and_keeps_the_counts() -> None:
+    big = "é" * 3000
+    results = [CaseResult(id=f"c{i}", status="failed", input=big, output=big, error="bad", file="s.jsonl", line=i)
+               for i in range(1, 41)] + [CaseResult(id="ok", status="passed", file="s.jsonl", line=99)]
+    report = make_report(results).to_dict()
+    full = render_markdown(report)
+    assert "Passed and skipped cases (1)" in full and full.count("<details>") == 41
+    sizes = {}
+    for limit in (len(full.encode()) - 1, 120_000, 8_000, 1_500):
+        text = render_markdown(report, max_bytes=limit)
+        sizes[limit] = len(text.encode())
+        assert sizes[limit] <= limit
+        assert COUNTS_ROW.search(text).groups() == ("41", "1", "40", "0", "0", "0")
+    shortened = render_markdown(report, max_bytes=120_000)
+    assert "Previews are shortened" in shortened and "Passed and skipped" not in shortened
+    assert shortened.count("<details>") == 40
+    table_only = render_markdown(report, max_bytes=8_000)
+    assert "<details>" not in table_only and table_only.count("| ❌ failed |") == 40
+    cut = render_markdown(report, max_bytes=1_500)
+    shown = cut.count("| ❌ failed |")
+    assert 0 < shown < 40 and f"**{40 - shown} more failing cases are not shown**" in cut
+
+
+def test_ten_thousand_failures_with_huge_outputs_fit_quickly() -> None:
+    huge = "z" * 100_000
+    results = [CaseResult(id=f"case-{i}", status="failed", input=huge, output=huge, error="bad " + huge,
+                          file="s.jsonl", line=i + 1) for i in range(10_000)]
+    report = make_report(results).to_dict()
+    started = time.monotonic()
+    text = render_markdown(report, max_bytes=SUMMARY_LIMIT)
+    assert time.monotonic() - started < 20
+    assert len(text.encode("utf-8")) <= 1_000_000
+    assert COUNTS_ROW.search(text).groups() == ("10000", "0", "10000", "0", "0", "0")
+    assert "more failing cases are not shown" in text
+
+
+def test_summary_writer_appends_to_the_step_summary(tmp_path: Path, links: SourceLinks) -> None:
+    step = tmp_path / "step_summary"
+    step.write_text("# earlier step output\n")
+    writer = SummaryWriter(tmp_path / "out" / "summary.md", links, step)
+    writer.run_finished(make_report(mixed_results()))
+    written = (tmp_path / "out" / "summary.md").read_text()
+    assert step.read_text() == "# earlier step output\n\n" + written
+
+
+def test_summary_writer_shares_the_limit_with_what_is_there(tmp_path: Path, links: SourceLinks) -> None:
+    step = tmp_path / "step_summary"
+    step.write_bytes(b"x" * 990_000 + b"\n")
+    big = "y" * 5000
+    results = [CaseResult(id=f"c{i}", status="failed", input=big, output=big, file="s.jsonl", line=i)
+               for i in range(50)]
+    SummaryWriter(tmp_path / "summary.md", links, step).run_finished(make_report(results))
+    assert step.stat().st_size <= SUMMARY_LIMIT
+    assert "| 50 | 0 | 50 |" in step.read_text()
+    assert (tmp_path / "summary.md").stat().st_size > 100_000     # the file itself is not squeezed
