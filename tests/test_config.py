@@ -86,3 +86,14 @@ def test_agent_id_from_an_assistants_path() -> None:
     assert derive_agent_id(Path("assistants/workers/system/keyword/tests/x.jsonl")) == "workers.system.keyword"
     assert derive_agent_id(Path("app/assistants/expense/tests")) == "expense"
     assert derive_agent_id(Path("tests/x.jsonl")) is None
+
+
+@pytest.mark.parametrize(("values", "message"), [
+    ({"runs": 3}, "--runs: stability analysis is not built yet"),
+    ({"shard": "1/2"}, "--shard: sharding is not built yet"),
+    ({"baseline": "old.json"}, "--baseline: baseline comparison is not built yet"),
+])
+def test_options_not_built_yet_are_refused_not_ignored(tmp_path: Path, values: dict, message: str) -> None:
+    with pytest.raises(UsageError, match=message):
+        build_run_config({"input": ["s.jsonl"], **values}, tmp_path)
+    assert build_run_config({"input": ["s.jsonl"], "runs": 1}, tmp_path).parallel == 4  # the default is fine

@@ -1,0 +1,40 @@
+"""Every example in the README is real: the config loads, the cases load, the quick-start commands exist."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from agenttest.cases import load_suite
+from agenttest.cases.model import Case
+from agenttest.config import load_project
+
+REPO = Path(__file__).resolve().parents[1]
+README = (REPO / "README.md").read_text()
+
+
+def _blocks(language: str) -> list[str]:
+    return re.findall(rf"^```{language}\n(.*?)^```", README, re.M | re.S)
+
+
+def test_the_config_example_loads(tmp_path: Path) -> None:
+    config = next(block for block in _blocks("yaml") if block.startswith("version: 1"))
+    path = tmp_path / "agenttest.yaml"
+    path.write_text(config)
+    project = load_project(path)
+    assert set(project.agents) == {"assistants.expense", "assistants.cli"}
+    assert project.defaults["name"] == "assistants.expense"
+
+
+def test_the_case_examples_load(tmp_path: Path) -> None:
+    (suite := tmp_path / "cases.jsonl").write_text(_blocks("jsonl")[0])
+    entries = load_suite([str(suite)], cwd=tmp_path, repo_root=tmp_path).entries
+    assert [type(e) for e in entries] == [Case, Case, Case]
+    assert [e.id for e in entries] == ["greeting", "asks-for-details", "confirm"]
+
+
+def test_the_quick_start_commands_are_the_ones_ci_runs() -> None:
+    commands = _blocks("sh")[:2]
+    assert commands[0].strip() == ("python3 -m venv .venv && .venv/bin/pip install . && "
+                                   ".venv/bin/agenttest -i examples/expense/tests/expense.jsonl")
+    assert commands[1].strip() in (REPO / ".ci" / "run").read_text()
