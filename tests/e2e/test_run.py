@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import Project, run_cli
+from .conftest import ECHO_AGENT, Project, run_cli
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -392,3 +392,25 @@ def test_lone_surrogates_and_odd_characters_in_agent_output(project: Project) ->
     assert run.events[1]["output"] == {"k\udfff": "v"}
     mode = (project.root / "agenttest-results" / "report.json").stat().st_mode & 0o777
     assert mode & 0o044 == 0o044, oct(mode)   # readable by others, like any file the user writes
+
+
+def test_agent_id_from_an_assistants_path(tmp_path: Path) -> None:
+    project = Project(tmp_path)
+    project.write("agenttest.yaml", """
+        agents:
+          workers.keyword: {provider: python, callable: echo_agent:respond}
+          other: {provider: python, callable: echo_agent:respond}
+        """)
+    project.write("echo_agent.py", ECHO_AGENT)
+    project.suite("assistants/workers/keyword/tests/inputs.jsonl", {"id": "a", "input": "hi"})
+    run = project.run("-i", "assistants/workers/keyword/tests/inputs.jsonl")
+    assert run.code == 0, run.stderr
+    assert run.report["summary"]["agent_id"] == "workers.keyword"
+    assert run.report["summary"]["agent_path"] == "assistants/workers/keyword"
+
+
+def test_test_files_never_expand_environment_variables(project: Project) -> None:
+    project.suite("suite.jsonl", {"id": "a", "input": "key=${SECRET_TOKEN}"})
+    run = project.run("-i", "suite.jsonl", env={"SECRET_TOKEN": "hunter2-value"})
+    assert run.result("a")["output"] == "echo: key=${SECRET_TOKEN}"
+    assert "hunter2" not in (project.root / "agenttest-results" / "report.json").read_text()
