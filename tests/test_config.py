@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from agenttest.config import build_run_config, derive_agent_id, find_config, load_project
+from agenttest.config import build_run_config, derive_agent_id
 from agenttest.errors import ConfigError, UsageError
+from agenttest.project import find_config, load_project
 from agenttest.secrets import mask
 
 
@@ -73,13 +74,28 @@ def test_cli_beats_defaults_beats_builtin(tmp_path: Path, monkeypatch: pytest.Mo
     monkeypatch.delenv("AGENTTEST_CONFIG", raising=False)
     _write(tmp_path / "agenttest.yaml", "defaults:\n  timeout: 30s\n  parallel: 8\n  name: x\n")
     config = build_run_config({"input": ["s.jsonl"], "parallel": 2}, tmp_path)
-    assert (config.timeout, config.parallel, config.agent_id, config.retries) == (30.0, 2, "x", 2)
-    with pytest.raises(UsageError, match="--timeout"):
+    assert (config.timeout, config.options.parallel, config.agent_id, config.options.retries) == (30.0, 2, "x", 2)
+    with pytest.raises(UsageError, match=r"^--timeout: invalid duration 'soon'"):
         build_run_config({"input": ["s.jsonl"], "timeout": "soon"}, tmp_path)
-    with pytest.raises(UsageError, match="--parallel: must be at least 1"):
+    with pytest.raises(UsageError, match=r"^--parallel: Input should be greater than or equal to 1$"):
         build_run_config({"input": ["s.jsonl"], "parallel": 0}, tmp_path)
-    with pytest.raises(UsageError, match="--run: invalid pattern"):
+    with pytest.raises(UsageError, match=r"^--run: invalid pattern '\(unclosed'"):
         build_run_config({"input": ["s.jsonl"], "run": "(unclosed"}, tmp_path)
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("defaults:\n  verbose: 'no'\n", "defaults.verbose: Input should be a valid boolean"),
+    ("defaults:\n  run: 5\n", "defaults.run: Input should be a valid string"),
+    ("defaults:\n  output_dir: 5\n", "defaults.output_dir: Input should be a valid string"),
+    ("defaults:\n  timeout: 30\n", "defaults.timeout: Input should be a valid string"),
+    ("defaults:\n  timeout: soon\n", "defaults.timeout: invalid duration 'soon'"),
+    ("defaults:\n  parallel: 0\n", "defaults.parallel: Input should be greater than or equal to 1"),
+])
+def test_defaults_are_type_checked(tmp_path: Path, text: str, message: str) -> None:
+    path = _write(tmp_path / "agenttest.yaml", text)
+    with pytest.raises(ConfigError) as info:
+        load_project(path)
+    assert message in str(info.value) and str(path) in str(info.value)
 
 
 def test_agent_id_from_an_assistants_path() -> None:
@@ -96,4 +112,4 @@ def test_agent_id_from_an_assistants_path() -> None:
 def test_options_not_built_yet_are_refused_not_ignored(tmp_path: Path, values: dict, message: str) -> None:
     with pytest.raises(UsageError, match=message):
         build_run_config({"input": ["s.jsonl"], **values}, tmp_path)
-    assert build_run_config({"input": ["s.jsonl"], "runs": 1}, tmp_path).parallel == 4  # the default is fine
+    assert build_run_config({"input": ["s.jsonl"], "runs": 1}, tmp_path).options.runs == 1  # the default is fine

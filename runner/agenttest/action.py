@@ -213,8 +213,8 @@ def _chown(path: Path, uid: int, gid: int) -> None:
 
 def _written_paths(config: RunConfig) -> list[Path]:
     options = config.options
-    paths = [config.cwd / config.output_dir, *artifact_paths(config).values()]
-    paths += [config.cwd / str(options[key]) for key in ("output", "cache", "record") if options.get(key)]
+    paths = [config.output_dir, *artifact_paths(config).values()]
+    paths += [config.cwd / value for value in (options.output, options.record) if value]
     return paths
 
 

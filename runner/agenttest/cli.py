@@ -12,6 +12,7 @@ from . import __version__
 from .action import action
 from .config import build_run_config
 from .errors import AgentTestError
+from .project import find_config, load_project
 
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
@@ -21,7 +22,8 @@ class DefaultRunGroup(click.Group):
     """`run` is the default command: `agenttest -i x.jsonl` means `agenttest run -i x.jsonl`."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        if not args or (args[0] not in self.commands and args[0] not in ("--help", "-h", "--version")):
+        # Only options fall through to `run`: an unknown word is an unknown command, not a stray argument.
+        if not args or (args[0].startswith("-") and args[0] not in ("--help", "-h", "--version")):
             args = ["run", *args]
         return super().parse_args(ctx, args)
 
@@ -81,6 +83,43 @@ def execute(cli_values: dict[str, Any], cwd: Path | None = None) -> int:
         click.echo("Interrupted.", err=True)
         return EXIT_INTERRUPTED
     return outcome.exit_code
+
+
+
+@main.command()
+@click.option("-i", "--input", "input", multiple=True, required=True, metavar="SOURCE",
+              help="A JSONL/JSON suite, a directory or a glob. Repeatable.")
+@click.option("--config", type=click.Path(dir_okay=False), help="agenttest.yaml (default: discovered).")
+def validate(input: tuple[str, ...], config: str | None) -> None:
+    """Parse and check suites (and the config, if any) without calling any agent. Exit 0 when all is valid, 2 when
+    not."""
+    from .cases import load_suite
+    from .cases.model import InvalidCase
+    from .workspace import repository_root
+
+    cwd = Path.cwd()
+    try:
+        load_project(find_config(config, list(input), cwd))
+        suite = load_suite(list(input), cwd=cwd, repo_root=repository_root(cwd))
+    except AgentTestError as exc:
+        click.echo(f"Error: {exc}", err=True)
+        sys.exit(EXIT_USAGE)
+    invalid = [e for e in suite.entries if isinstance(e, InvalidCase)]
+    for entry in invalid:
+        click.echo(f"{entry.file}:{entry.line}: {entry.message}" if entry.file else entry.message)
+    cases = len(suite.entries) - len(invalid)
+    click.echo(f"{cases} valid, {len(invalid)} invalid in {len(suite.files)} file(s)")
+    sys.exit(EXIT_USAGE if invalid or not suite.entries else 0)
+
+
+@main.command()
+def schema() -> None:
+    """Print the JSON Schema of a test case (for editors and for validating generated suites)."""
+    import json
+
+    from .cases.schema import case_json_schema
+
+    click.echo(json.dumps(case_json_schema(), indent=2))
 
 
 main.add_command(action)

@@ -296,8 +296,10 @@ def test_before_all_failure_exits_2_and_still_reports(project: Project) -> None:
     project.suite("suite.jsonl", {"id": "a", "input": "hi"})
     run = project.run("-i", "suite.jsonl", "--before", "env_test.BeforeAll", env={"AGENT_CALLS_FILE": str(calls)})
     assert run.code == 2
-    assert "BeforeAll: hook env_test.BeforeAll failed: RuntimeError: no database" in run.stderr
+    assert "  ✗ BeforeAll: hook env_test.BeforeAll failed: RuntimeError: no database" in run.stdout.splitlines()
+    assert run.report["error"] == "BeforeAll: hook env_test.BeforeAll failed: RuntimeError: no database"
     assert run.report["results"][0]["status"] == "skipped"
+    assert run.report["results"][0]["error"] == "not run: BeforeAll failed"
     assert not calls.exists()
 
 
@@ -414,3 +416,57 @@ def test_test_files_never_expand_environment_variables(project: Project) -> None
     run = project.run("-i", "suite.jsonl", env={"SECRET_TOKEN": "hunter2-value"})
     assert run.result("a")["output"] == "echo: key=${SECRET_TOKEN}"
     assert "hunter2" not in (project.root / "agenttest-results" / "report.json").read_text()
+
+
+def test_the_case_timeout_covers_the_before_hook(project: Project) -> None:
+    project.write("slow_test.py", """
+        import time
+        def Before(ctx, case):
+            time.sleep(30)
+        def After(ctx, case, result, data):
+            open("after.txt", "w").write(result["status"] + " " + str(result["duration_ms"]))
+        """)
+    project.suite("suite.jsonl", {"id": "a", "input": "hi", "timeout": "300ms", "before": "slow_test.Before",
+                                  "after": "slow_test.After"})
+    started = time.monotonic()
+    run = project.run("-i", "suite.jsonl")
+    assert time.monotonic() - started < 10
+    assert run.result("a")["status"] == "timeout"
+    assert run.result("a")["error"] == "timeout after 300ms (in the before hook)"
+    status, duration = (project.root / "after.txt").read_text().split()
+    assert status == "timeout" and int(duration) >= 300     # After sees the finished result
+
+
+def test_a_long_direct_message_is_a_message(project: Project) -> None:
+    message = "word " * 80
+    run = project.run("-n", "echo", "-i", message)
+    assert run.code == 0, run.stderr
+    assert run.report["results"][0]["output"] == f"echo: {message}"
+
+
+@pytest.mark.parametrize("hook", ["BeforeAll", "AfterAll"])
+def test_a_signal_during_a_global_hook_still_writes_the_artifacts(project: Project, hook: str) -> None:
+    project.write("env_test.py", """
+        import time
+        def BeforeAll(ctx, cases):
+            open("hook-started", "w").close()
+            time.sleep(30)
+        AfterAll = BeforeAll
+        """)
+    project.suite("suite.jsonl", {"id": "a", "input": "hi"})
+    flag = "--before" if hook == "BeforeAll" else "--after"
+    proc = subprocess.Popen([sys.executable, "-m", "agenttest", "-i", "suite.jsonl", flag, f"env_test.{hook}"],
+                            cwd=project.root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and not (project.root / "hook-started").exists():
+        time.sleep(0.05)
+    sent = time.monotonic()
+    proc.send_signal(signal.SIGTERM)
+    stdout, stderr = proc.communicate(timeout=15)
+    assert time.monotonic() - sent < 5
+    assert proc.returncode == 130, stdout + stderr
+    report = json.loads((project.root / "agenttest-results" / "report.json").read_text())
+    assert report["interrupted"] is True
+    assert (project.root / "agenttest-results" / "junit.xml").exists()
+    expected = "skipped" if hook == "BeforeAll" else "passed"
+    assert report["results"][0]["status"] == expected

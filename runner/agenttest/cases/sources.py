@@ -25,7 +25,7 @@ def sources(value: str, cwd: Path, exclude: Iterable[Path] = ()) -> list[Path | 
         raise UsageError("-i: empty input (give a suite file, a directory, a glob or a message)")
     if value.startswith(GENERATOR_PREFIXES):
         raise UsageError(f"-i {value}: generator inputs (agents:…, scripts:…) are not supported yet")
-    path = _existing(cwd / value)
+    path = existing_path(cwd / value)
     if path is not None and not path.is_dir():
         return [path]
     if path is not None:
@@ -45,7 +45,7 @@ def sources(value: str, cwd: Path, exclude: Iterable[Path] = ()) -> list[Path | 
     return [value]
 
 
-def _existing(path: Path) -> Path | None:
+def existing_path(path: Path) -> Path | None:
     """`path` (normalised) when it is an existing file or directory; None otherwise, also for values no file
     system accepts (too long, NUL bytes) — those are messages."""
     try:

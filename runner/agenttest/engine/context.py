@@ -23,7 +23,6 @@ class RunContext:
     team: str | None = None
     locale: str = "en-us"
     referer: str = "agent-test"
-    chat_id: str | None = None
     authorized: dict[str, Any] = field(default_factory=dict)
     metadata: dict[str, Any] = field(default_factory=dict)
     client: dict[str, Any] = field(default_factory=dict)
@@ -41,7 +40,6 @@ class RunContext:
             raise UsageError(f"--ctx {ctx_file}: must be a JSON object")
         run.locale = str(raw.get("locale") or run.locale)
         run.referer = str(raw.get("referer") or run.referer)
-        run.chat_id = raw.get("chat_id") or None
         run.authorized = raw.get("authorized") if isinstance(raw.get("authorized"), dict) else {}
         run.metadata = raw.get("metadata") if isinstance(raw.get("metadata"), dict) else {}
         run.client = raw.get("client") if isinstance(raw.get("client"), dict) else {}

@@ -31,34 +31,38 @@ class CaseRunner:
     connector: str | None = None
 
     async def run(self, case: Case) -> CaseResult:
+        """One case: Before hook, agent call and assertions all within the case's timeout; then the After hook."""
         started = time.monotonic()
         result = base_result(case)
         if case.skip is not None:
             result.status, result.error = "skipped", case.skip or "skip: true"
             return result
+        timeout = case.timeout if case.timeout is not None else self.timeout
+        deadline = started + timeout
         before_data: Any = None
         try:
             if case.before:
-                before_data = await self.hooks.call(case.before, case.base_dir, self.context.hook_context(case),
-                                                    case_dict(case))
-            await self._call_and_check(case, result, started)
+                before_data = await asyncio.wait_for(
+                    self.hooks.call(case.before, case.base_dir, self.context.hook_context(case), case_dict(case)),
+                    _remaining(deadline))
+            await self._call_and_check(case, result, deadline, timeout)
+        except asyncio.TimeoutError:     # the Before hook used up the case's time
+            result.status, result.error = "timeout", f"timeout after {format_duration(timeout)} (in the before hook)"
         except HookError as exc:
             result.status, result.error, result.error_kind = "error", f"before hook: {exc.message}", "hook"
         except asyncio.CancelledError:
             result.status, result.error = "skipped", "interrupted"
             await self._after(case, result, before_data, grace=AFTER_HOOK_GRACE)
             raise
-        await self._after(case, result, before_data)
         result.duration_ms = round((time.monotonic() - started) * 1000)
+        await self._after(case, result, before_data)
         return result
 
-    async def _call_and_check(self, case: Case, result: CaseResult, started: float) -> None:
-        timeout = case.timeout if case.timeout is not None else self.timeout
-        deadline = started + timeout
+    async def _call_and_check(self, case: Case, result: CaseResult, deadline: float, timeout: float) -> None:
         request = self.build_request(case, deadline)
         call_started = time.monotonic()
         try:
-            response = await asyncio.wait_for(self.agent.call(request), max(deadline - time.monotonic(), 0))
+            response = await asyncio.wait_for(self.agent.call(request), _remaining(deadline))
         except asyncio.TimeoutError:
             result.status, result.error = "timeout", f"timeout after {format_duration(timeout)}"
             return
@@ -75,7 +79,7 @@ class CaseRunner:
                                     if case.has_expected else [])
         ctx = EvalContext(response=response, input=case.input, latency_ms=latency_ms)
         try:
-            verdicts = await asyncio.wait_for(evaluate_all(specs, ctx), max(deadline - time.monotonic(), 0.001))
+            verdicts = await asyncio.wait_for(evaluate_all(specs, ctx), max(_remaining(deadline), 0.001))
         except asyncio.TimeoutError:
             result.status, result.error = "timeout", f"timeout after {format_duration(timeout)} (in assertions)"
             return
@@ -143,3 +147,7 @@ def result_dict(result: CaseResult) -> dict[str, Any]:
     """What After/AfterAll hooks see of a result."""
     return {"id": result.id, "status": result.status, "duration_ms": result.duration_ms, "output": result.output,
             "error": result.error, "assertions": [a.to_dict() for a in result.assertions]}
+
+
+def _remaining(deadline: float) -> float:
+    return max(deadline - time.monotonic(), 0.0)

@@ -22,10 +22,9 @@ def build_reporters(config: RunConfig, stream: TextIO | None = None) -> list[Rep
     tty = out.isatty() and os.environ.get("TERM") != "dumb"
     color = tty and "NO_COLOR" not in os.environ
     paths = artifact_paths(config)
-    output = config.cwd / config.output if config.output else None
     return [
-        ConsoleReporter(out, color=color, live=tty, verbose=config.verbose),
+        ConsoleReporter(out, color=color, live=tty, verbose=config.options.verbose),
         EventsWriter(paths["events"]),
-        JsonReportWriter(paths["report"], output),
+        JsonReportWriter(paths["report"], config.output),
         *ci_reporters(config, out),
     ]

@@ -6,6 +6,8 @@ Reporters listen; they do not steer. Adding an artifact means adding a Reporter,
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
+from functools import cached_property
 from typing import Any
 
 from ..cases.model import Case
@@ -37,6 +39,11 @@ class Report:
     interrupted: bool = False
     error: str | None = None
     version: str = ""
+
+    @cached_property
+    def data(self) -> dict[str, Any]:
+        """`to_dict()` built once: every reporter reads the same report.json dict."""
+        return self.to_dict()
 
     def to_dict(self) -> dict[str, Any]:
         """Yao's report shape (summary, environment, results, metadata) plus our additions."""
@@ -88,3 +95,8 @@ class Reporter:
 
     def run_finished(self, report: Report) -> None:
         """The run ended (completed, failed fast, or interrupted). Write final artifacts here."""
+
+
+def now() -> str:
+    """The current time as reports write it: RFC 3339 with the local offset."""
+    return datetime.now().astimezone().isoformat()

@@ -17,11 +17,11 @@ from .summary import SummaryWriter
 
 def artifact_paths(config: RunConfig) -> dict[str, Path]:
     """Where a run writes each artifact: the output directory, unless `--junit`/`--summary` say otherwise."""
-    output_dir = config.cwd / config.output_dir
+    output_dir = config.output_dir
     return {
         "report": output_dir / "report.json",
-        "junit": config.cwd / config.junit if config.junit else output_dir / "junit.xml",
-        "summary": config.cwd / config.summary if config.summary else output_dir / "summary.md",
+        "junit": config.junit,
+        "summary": config.summary,
         "ctrf": output_dir / "ctrf.json",
         "events": output_dir / "events.jsonl",
     }
@@ -32,12 +32,12 @@ def ci_reporters(config: RunConfig, stream: TextIO) -> list[Reporter]:
     paths = artifact_paths(config)
     links = SourceLinks.from_environment(config.cwd)
     github = in_github_actions()
-    annotate = github if config.annotations is None else config.annotations
+    annotate = github if config.options.annotations is None else config.options.annotations
     step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
     return [
         JUnitWriter(paths["junit"], links),
         SummaryWriter(paths["summary"], links, Path(step_summary) if step_summary else None),
         CtrfWriter(paths["ctrf"], links),
         AnnotationsReporter(stream, links, annotate=annotate, guard=annotate or github,
-                            max_annotations=config.max_annotations),
+                            max_annotations=config.options.max_annotations),
     ]

@@ -81,6 +81,8 @@ class ConsoleReporter(Reporter):
         self._line(f"  Duration:  {format_elapsed(s.duration_ms / 1000)}")
         if report.interrupted:
             self._line(self._style("  Interrupted: partial results", "yellow", bold=True))
+        for error in (report.error or "").split("; ") if report.error else []:
+            self._line(self._style(f"  ✗ {error}", "red", bold=True))
         self._line()
         self._line("═" * WIDTH)
         if s.ok and not report.interrupted and not report.error:

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import sys
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import IO, TextIO
 
 from ..results import CaseResult
-from .base import Report, Reporter, RunInfo
+from .base import Report, Reporter, RunInfo, now
 from .files import json_line
 
 
@@ -29,10 +28,10 @@ class EventsWriter(Reporter):
                     "total_cases": info.total})
 
     def case_finished(self, result: CaseResult) -> None:
-        self._emit({"type": "result", "timestamp": _now(), **result.to_dict()})
+        self._emit({"type": "result", "timestamp": now(), **result.to_dict()})
 
     def run_finished(self, report: Report) -> None:
-        summary = report.to_dict()["summary"]
+        summary = report.data["summary"]
         self._emit({"type": "summary", "timestamp": report.completed_at, "interrupted": report.interrupted,
                     **summary})
         if self._handle is not None:
@@ -44,7 +43,3 @@ class EventsWriter(Reporter):
             return
         self._handle.write(json_line(event))
         self._handle.flush()
-
-
-def _now() -> str:
-    return datetime.now(timezone.utc).astimezone().isoformat()

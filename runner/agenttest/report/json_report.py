@@ -19,7 +19,7 @@ class JsonReportWriter(Reporter):
         self._errors = errors or sys.stderr
 
     def run_finished(self, report: Report) -> None:
-        data = report.to_dict()
+        data = report.data
         targets = [(self.path, json_text(data))]
         if self.output is not None:
             targets.append((self.output, render_for(self.output, data)))

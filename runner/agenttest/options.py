@@ -1,0 +1,126 @@
+"""The run options: one typed model for the CLI flags, the Action's inputs and `defaults:` in agenttest.yaml."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from . import __version__
+from .durations import parse_duration
+from .errors import UsageError
+
+# Options of the product contract that this version does not carry out yet. Setting one is an error rather than
+# a silent no-op: a user who asks for `--runs 5` must not get one run and a green build.
+NOT_BUILT_YET: dict[str, str] = {
+    "runs": "stability analysis", "min_pass_rate": "stability analysis", "shard": "sharding",
+    "simulator": "dynamic mode", "baseline": "baseline comparison", "record": "record/replay",
+    "replay": "record/replay", "max_cost": "the run budget", "max_tokens": "the run budget",
+}
+
+
+class RunOptions(BaseModel):
+    """Every run option by its long name (`--output-dir` is `output_dir`), with its default. Strict: `verbose: "no"`
+    in YAML is an error, not True."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    name: str | None = None
+    output: str | None = None
+    output_dir: str = "agenttest-results"
+    junit: str | None = None
+    summary: str | None = None
+    job_summary: bool = True
+    connector: str | None = None
+    user: str | None = None
+    team: str | None = None
+    ctx: str | None = None
+    verbose: bool = False
+    simulator: str | None = None
+    before: str | None = None
+    after: str | None = None
+    timeout: str = "2m"
+    parallel: int = Field(4, ge=1)
+    runs: int = Field(1, ge=1)
+    min_pass_rate: float = Field(100.0, ge=0, le=100)
+    run: str | None = None
+    shard: str | None = None
+    fail_fast: bool = False
+    dry_run: bool = False
+    baseline: str | None = None
+    retries: int = Field(2, ge=0)
+    cache: str = ".agenttest-cache"
+    no_cache: bool = False
+    record: str | None = None
+    replay: str | None = None
+    max_cost: float | None = Field(None, ge=0)
+    max_tokens: int | None = Field(None, ge=0)
+    annotations: bool | None = None
+    max_annotations: int = Field(10, ge=0)
+
+    @field_validator("timeout")
+    @classmethod
+    def _duration(cls, value: str) -> str:
+        parse_duration(value)      # ValueError → a validation error naming the option
+        return value
+
+    @field_validator("run")
+    @classmethod
+    def _pattern(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                re.compile(run_filter_pattern(value))
+            except re.error as exc:
+                raise ValueError(f"invalid pattern {value!r}: {exc}") from exc
+        return value
+
+    @property
+    def timeout_seconds(self) -> float:
+        return parse_duration(self.timeout)
+
+
+OPTION_NAMES = tuple(RunOptions.model_fields)
+
+
+def run_filter_pattern(value: str) -> str:
+    """The regular expression of a `--run` value; `tag:NAME` selects by tag instead."""
+    return value[4:] if value.startswith("tag:") else value
+
+
+def run_filter_tag(value: str) -> str | None:
+    return value[4:] if value.startswith("tag:") else None
+
+
+def check_options(values: dict[str, Any]) -> list[tuple[str, str]]:
+    """Problems with some option values as (option, message) pairs; empty when they are fine."""
+    try:
+        RunOptions.model_validate(values)
+    except ValidationError as exc:
+        return [(".".join(str(p) for p in error["loc"]) or "options", _message(error)) for error in exc.errors()]
+    return []
+
+
+def merge_options(*layers: dict[str, Any]) -> RunOptions:
+    """Later layers win (built-in < `defaults:` < flags). Raises UsageError naming the flag."""
+    merged: dict[str, Any] = {}
+    for layer in layers:
+        merged.update({k: v for k, v in layer.items() if k in RunOptions.model_fields})
+    problems = check_options(merged)
+    if problems:
+        option, message = problems[0]
+        raise UsageError(f"{flag_name(option)}: {message}")
+    options = RunOptions.model_validate(merged)
+    for name, feature in NOT_BUILT_YET.items():
+        if name in options.model_fields_set and getattr(options, name) != RunOptions.model_fields[name].default:
+            raise UsageError(f"{flag_name(name)}: {feature} is not built yet (agenttest {__version__})")
+    return options
+
+
+def flag_name(option: str) -> str:
+    return "--" + option.replace("_", "-")
+
+
+def _message(error: Any) -> str:
+    message = str(error["msg"])
+    return message.removeprefix("Value error, ")

@@ -1,0 +1,181 @@
+"""agenttest.yaml: where it is, `${VAR}` expansion (in this file only), and validation with errors naming the key."""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from .agents import registry
+from .cases.sources import existing_path
+from .errors import ConfigError, Where
+from .hints import did_you_mean
+from .options import OPTION_NAMES, check_options
+from .secrets import register_secret
+
+CONFIG_NAMES = ("agenttest.yaml", "agenttest.yml")
+_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+_SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.IGNORECASE)
+
+
+class BuiltinSettings(BaseModel):
+    """A helper agent with a built-in prompt (validator, simulator, generator) on a connector."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    builtin: Literal["validator", "simulator", "generator"]
+    connector: str | None = None
+    description: str = ""
+
+
+class ConfigFile(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    version: Literal[1] = 1
+    defaults: dict[str, Any] = Field(default_factory=dict)
+    connectors: dict[str, registry.ConnectorSettings] = Field(default_factory=dict)
+    agents: dict[str, dict[str, Any]] = Field(default_factory=dict)
+
+
+@dataclass
+class ProjectConfig:
+    """A loaded, validated agenttest.yaml (or the empty one when there is none)."""
+
+    path: Path | None
+    defaults: dict[str, Any] = field(default_factory=dict)
+    connectors: dict[str, registry.ConnectorSettings] = field(default_factory=dict)
+    agents: dict[str, registry.ProviderSettings | BuiltinSettings] = field(default_factory=dict)
+
+    @property
+    def directory(self) -> Path:
+        return self.path.parent if self.path else Path.cwd()
+
+    @property
+    def display_path(self) -> str:
+        return str(self.path) if self.path else "agenttest.yaml"
+
+
+def find_config(explicit: str | None, inputs: list[str], cwd: Path) -> Path | None:
+    """`--config`, else $AGENTTEST_CONFIG, else the first agenttest.yaml walking up from the first input's
+    directory, else from the working directory."""
+    chosen = explicit or os.environ.get("AGENTTEST_CONFIG")
+    if chosen:
+        path = (cwd / chosen).resolve()
+        if not path.is_file():
+            raise ConfigError(f"config file {chosen} not found")
+        return path
+    starts = []
+    first = existing_path(cwd / inputs[0]) if inputs else None   # a long direct message is no path
+    if first is not None:
+        starts.append(first if first.is_dir() else first.parent)
+    starts.append(cwd)
+    for start in starts:
+        for directory in [start.resolve(), *start.resolve().parents]:
+            for name in CONFIG_NAMES:
+                if (directory / name).is_file():
+                    return directory / name
+    return None
+
+
+def load_project(path: Path | None) -> ProjectConfig:
+    """Read, expand and validate agenttest.yaml; every problem is a ConfigError naming the file and key."""
+    if path is None:
+        return ProjectConfig(path=None)
+    where = str(path)
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read: {exc}", Where(where)) from exc
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 1 if mark is not None else None
+        raise ConfigError(f"invalid YAML: {getattr(exc, 'problem', None) or exc}", Where(where, line)) from exc
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, dict):
+        raise ConfigError("the top level must be a mapping", Where(where))
+    expanded = _expand(raw, where, ())
+    try:
+        parsed = ConfigFile.model_validate(expanded)
+    except ValidationError as exc:
+        raise ConfigError(_first_error(exc, ConfigFile), Where(where)) from exc
+    defaults = _check_defaults(parsed.defaults, where)
+    agents = {agent_id: _agent_settings(agent_id, entry, where) for agent_id, entry in parsed.agents.items()}
+    for connector in parsed.connectors.values():
+        if connector.api_key:
+            register_secret(connector.api_key)
+    return ProjectConfig(path=path, defaults=defaults, connectors=parsed.connectors, agents=agents)
+
+
+def _check_defaults(defaults: dict[str, Any], file: str) -> dict[str, Any]:
+    """`defaults:` with its keys normalised (`output-dir` → `output_dir`), every value type-checked."""
+    normal = {key.replace("-", "_"): value for key, value in defaults.items()}
+    for key in normal:
+        if key not in OPTION_NAMES:
+            raise ConfigError(f"defaults.{key}: unknown run option{did_you_mean(key, OPTION_NAMES)}", Where(file))
+    for option, message in check_options(normal):
+        raise ConfigError(f"defaults.{option}: {message}", Where(file))
+    return normal
+
+
+def _expand(value: Any, file: str, keys: tuple[str, ...]) -> Any:
+    """Replace ${VAR} / ${VAR:-default} in every string; remember values that are secrets."""
+    if isinstance(value, dict):
+        return {k: _expand(v, file, (*keys, str(k))) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_expand(v, file, (*keys, str(i))) for i, v in enumerate(value)]
+    if not isinstance(value, str) or "${" not in value:
+        return value
+    secret_place = bool(keys) and (keys[-1] == "api_key" or "headers" in keys)
+
+    def substitute(match: re.Match[str]) -> str:
+        name, default = match.group(1), match.group(2)
+        found = os.environ.get(name)
+        if found is None or (found == "" and default is not None):
+            if default is None:
+                raise ConfigError(f"{'.'.join(keys)}: environment variable {name} is not set", Where(file))
+            found = default
+        if found and (secret_place or _SECRET_NAME.search(name)):
+            register_secret(found)
+        return found
+
+    return _VAR.sub(substitute, value)
+
+
+def _agent_settings(agent_id: str, entry: dict[str, Any],
+                    file: str) -> registry.ProviderSettings | BuiltinSettings:
+    prefix = f"agents.{agent_id}"
+    if "builtin" in entry:
+        model: type[BaseModel] = BuiltinSettings
+    else:
+        provider = entry.get("provider")
+        if provider is None:
+            raise ConfigError(f"{prefix}: needs 'provider' ({', '.join(sorted(registry.PROVIDERS))}) or 'builtin'",
+                              Where(file))
+        if provider not in registry.PROVIDERS:
+            raise ConfigError(f"{prefix}.provider: unknown provider {provider!r} "
+                              f"(available: {', '.join(sorted(registry.PROVIDERS))})", Where(file))
+        model = registry.PROVIDERS[provider].settings
+    try:
+        return model.model_validate(entry)  # type: ignore[return-value]
+    except ValidationError as exc:
+        raise ConfigError(_first_error(exc, model, prefix), Where(file)) from exc
+
+
+def _first_error(exc: ValidationError, model: type[BaseModel], prefix: str = "") -> str:
+    """pydantic's first error as `dotted.key: message`, with a did-you-mean for unknown keys."""
+    errors = exc.errors()
+    # An unknown key usually explains a "missing" one (a typo), so it is reported first.
+    error = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
+    location = ".".join(str(part) for part in error["loc"])
+    key = f"{prefix}.{location}" if prefix and location else prefix or location
+    if error["type"] == "extra_forbidden":
+        return f"{key}: unknown key{did_you_mean(str(error['loc'][-1]), model.model_fields)}"
+    if error["type"] == "missing":
+        return f"{key}: required"
+    return f"{key}: {error['msg']}"
