@@ -451,7 +451,8 @@ def test_a_signal_during_a_global_hook_still_writes_the_artifacts(project: Proje
         def BeforeAll(ctx, cases):
             open("hook-started", "w").close()
             time.sleep(30)
-        AfterAll = BeforeAll
+        def AfterAll(ctx, results, data):
+            BeforeAll(ctx, results)
         """)
     project.suite("suite.jsonl", {"id": "a", "input": "hi"})
     flag = "--before" if hook == "BeforeAll" else "--after"
