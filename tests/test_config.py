@@ -84,10 +84,10 @@ def test_cli_beats_defaults_beats_builtin(tmp_path: Path, monkeypatch: pytest.Mo
 
 
 @pytest.mark.parametrize(("text", "message"), [
-    ("defaults:\n  verbose: 'no'\n", "defaults.verbose: Input should be a valid boolean"),
-    ("defaults:\n  run: 5\n", "defaults.run: Input should be a valid string"),
-    ("defaults:\n  output_dir: 5\n", "defaults.output_dir: Input should be a valid string"),
-    ("defaults:\n  timeout: 30\n", "defaults.timeout: Input should be a valid string"),
+    ("defaults:\n  verbose: 'no'\n", "defaults.verbose: expected true or false, got string"),
+    ("defaults:\n  run: 5\n", "defaults.run: expected a string, got number"),
+    ("defaults:\n  output_dir: 5\n", "defaults.output_dir: expected a string, got number"),
+    ("defaults:\n  timeout: 30\n", "defaults.timeout: expected a string, got number"),
     ("defaults:\n  timeout: soon\n", "defaults.timeout: invalid duration 'soon'"),
     ("defaults:\n  parallel: 0\n", "defaults.parallel: Input should be greater than or equal to 1"),
 ])

@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from . import __version__
 from .durations import parse_duration
 from .errors import UsageError
+from .validation import field_errors
 
 # Options of the product contract that this version does not carry out yet. Setting one is an error rather than
 # a silent no-op: a user who asks for `--runs 5` must not get one run and a green build.
@@ -97,7 +98,7 @@ def check_options(values: dict[str, Any]) -> list[tuple[str, str]]:
     try:
         RunOptions.model_validate(values)
     except ValidationError as exc:
-        return [(".".join(str(p) for p in error["loc"]) or "options", _message(error)) for error in exc.errors()]
+        return [(error.path or "options", error.message) for error in field_errors(exc, RunOptions)]
     return []
 
 
@@ -119,8 +120,3 @@ def merge_options(*layers: dict[str, Any]) -> RunOptions:
 
 def flag_name(option: str) -> str:
     return "--" + option.replace("_", "-")
-
-
-def _message(error: Any) -> str:
-    message = str(error["msg"])
-    return message.removeprefix("Value error, ")

@@ -17,6 +17,7 @@ from .errors import ConfigError, Where
 from .hints import did_you_mean
 from .options import OPTION_NAMES, check_options
 from .secrets import register_secret
+from .validation import first_error
 
 CONFIG_NAMES = ("agenttest.yaml", "agenttest.yml")
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
@@ -103,7 +104,7 @@ def load_project(path: Path | None) -> ProjectConfig:
     try:
         parsed = ConfigFile.model_validate(expanded)
     except ValidationError as exc:
-        raise ConfigError(_first_error(exc, ConfigFile), Where(where)) from exc
+        raise ConfigError(first_error(exc, ConfigFile), Where(where)) from exc
     defaults = _check_defaults(parsed.defaults, where)
     agents = {agent_id: _agent_settings(agent_id, entry, where) for agent_id, entry in parsed.agents.items()}
     for connector in parsed.connectors.values():
@@ -164,18 +165,4 @@ def _agent_settings(agent_id: str, entry: dict[str, Any],
     try:
         return model.model_validate(entry)  # type: ignore[return-value]
     except ValidationError as exc:
-        raise ConfigError(_first_error(exc, model, prefix), Where(file)) from exc
-
-
-def _first_error(exc: ValidationError, model: type[BaseModel], prefix: str = "") -> str:
-    """pydantic's first error as `dotted.key: message`, with a did-you-mean for unknown keys."""
-    errors = exc.errors()
-    # An unknown key usually explains a "missing" one (a typo), so it is reported first.
-    error = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
-    location = ".".join(str(part) for part in error["loc"])
-    key = f"{prefix}.{location}" if prefix and location else prefix or location
-    if error["type"] == "extra_forbidden":
-        return f"{key}: unknown key{did_you_mean(str(error['loc'][-1]), model.model_fields)}"
-    if error["type"] == "missing":
-        return f"{key}: required"
-    return f"{key}: {error['msg']}"
+        raise ConfigError(first_error(exc, model, prefix), Where(file)) from exc

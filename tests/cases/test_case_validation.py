@@ -71,6 +71,7 @@ def test_null_means_not_given(load_one: LoadOne) -> None:
 def test_expected_null_is_a_real_expectation(load_one: LoadOne) -> None:
     case = _case(load_one, {"id": "T1", "input": "x", "expected": None})
     assert (case.expected, case.has_expected) == (None, True)
+    assert [(a.type, a.value) for a in case.assertions] == [("equals", None)]
 
 
 @pytest.mark.parametrize(("skip", "reason"), [(True, ""), (False, None), ("not ready", "not ready")])
@@ -103,6 +104,30 @@ def test_assert_as_object_array_or_type_name(load_one: LoadOne) -> None:
 def test_assertions_is_an_alias_of_assert(load_one: LoadOne) -> None:
     [one] = _assertions(load_one, [{"type": "contains", "value": "a"}], key="assertions")
     assert (one.type, one.value) == ("contains", "a")
+
+
+@pytest.mark.parametrize("no_assert", [{}, {"assert": None}, {"assertions": None}])
+def test_expected_without_assert_is_an_equals_assertion(repo: Path, load_one: LoadOne,
+                                                        no_assert: dict[str, Any]) -> None:
+    case = _case(load_one, {"id": "T1", "input": "x", "expected": {"a": [1, 2]}, **no_assert})
+    assert case.assertions == [AssertionSpec(type="equals", value={"a": [1, 2]}, base_dir=repo / "tests")]
+    assert (case.expected, case.has_expected) == ({"a": [1, 2]}, True)
+
+
+@pytest.mark.parametrize("written", [
+    {"assert": {"type": "contains", "value": "a"}},
+    {"assertions": [{"type": "contains", "value": "a"}]},
+    {"assert": [{"type": "contains", "value": "a"}], "assertions": None},
+])
+def test_expected_is_ignored_when_there_is_an_assert(load_one: LoadOne, written: dict[str, Any]) -> None:
+    case = _case(load_one, {"id": "T1", "input": "x", "expected": "b", **written})
+    assert [(a.type, a.value) for a in case.assertions] == [("contains", "a")]
+    assert (case.expected, case.has_expected) == ("b", True)  # still reported
+
+
+def test_an_empty_assert_also_leaves_expected_out(load_one: LoadOne) -> None:
+    """Yao's rule is about `assert` being given, not about it holding assertions: the case passes on any reply."""
+    assert _case(load_one, {"id": "T1", "input": "x", "assert": [], "expected": "b"}).assertions == []
 
 
 def test_pattern_is_the_value_of_a_regex(load_one: LoadOne) -> None:
@@ -164,7 +189,6 @@ def test_assertion_fields_are_passed_through(load_one: LoadOne) -> None:
     # timeout (Yao silently ignores a bad one)
     ({"id": "T1", "input": "x", "timeout": "5 minutes"},
      "timeout: invalid duration '5 minutes' (use e.g. 300ms, 30s, 1m30s, 2h)"),
-    ({"id": "T1", "input": "x", "timeout": ""}, "timeout: invalid duration '' (use e.g. 300ms, 30s, 1m30s, 2h)"),
     ({"id": "T1", "input": "x", "timeout": "-1s"}, "timeout: invalid duration '-1s': must not be negative"),
     ({"id": "T1", "input": "x", "timeout": 30}, "timeout: expected a string, got number"),
     # dynamic cases
@@ -201,6 +225,12 @@ def test_assertion_fields_are_passed_through(load_one: LoadOne) -> None:
 ])
 def test_invalid_case_message(error_of: ErrorOf, entry: Any, message: str) -> None:
     assert error_of(entry) == f"invalid test case: {message}"
+
+
+@pytest.mark.parametrize("timeout", ["", "  "])
+def test_a_blank_timeout_is_an_invalid_duration(error_of: ErrorOf, timeout: str) -> None:
+    assert error_of({"id": "T1", "input": "x", "timeout": timeout}).startswith(
+        f"invalid test case: timeout: invalid duration {timeout!r}")
 
 
 def test_every_problem_of_an_entry_is_reported_at_once(error_of: ErrorOf) -> None:
@@ -257,6 +287,14 @@ def probe_type(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_prepare_errors_are_prefixed_with_the_assertion_field(error_of: ErrorOf, value: str, message: str) -> None:
     entry = {"id": "T1", "input": "x", "assert": [{"type": "probe", "value": "ok"}, {"type": "probe", "value": value}]}
     assert error_of(entry) == f"invalid test case: {message}"
+
+
+def test_expected_is_prepared_like_any_assertion(monkeypatch: pytest.MonkeyPatch, error_of: ErrorOf) -> None:
+    def prepare(spec: AssertionSpec) -> None:
+        raise SuiteError(f"prepared {spec.type} with {spec.value!r}")
+
+    monkeypatch.setitem(REGISTRY, "equals", AssertionType("equals", REGISTRY["equals"].evaluate, prepare))
+    assert error_of({"id": "T1", "input": "x", "expected": 3}) == "invalid test case: expected: prepared equals with 3"
 
 
 def test_assertion_base_dir_is_the_suite_directory(repo: Path, load: Load) -> None:

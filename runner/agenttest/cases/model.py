@@ -17,7 +17,7 @@ class Case:
     input: Any                          # as written in the file (reported verbatim)
     messages: list[dict[str, Any]]      # normalised chat messages, attachments resolved
     assertions: list[AssertionSpec] = field(default_factory=list)
-    expected: Any = None
+    expected: Any = None                # for the report; without `assert`, also `assertions` (one `equals`)
     has_expected: bool = False          # `expected: null` is a real expectation
     name: str | None = None
     options: dict[str, Any] = field(default_factory=dict)

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..agents.base import Agent, AgentRequest, AgentResponse
-from ..assertions.base import AssertionSpec, EvalContext, evaluate_all, failure_message
+from ..assertions.base import EvalContext, evaluate_all, failure_message
 from ..cases.model import Case
 from ..durations import format_duration
 from ..errors import AgentCallError, HookError
@@ -75,11 +75,9 @@ class CaseRunner:
             return
         latency_ms = (time.monotonic() - call_started) * 1000
         record_response(result, response)
-        specs = case.assertions or ([AssertionSpec(type="equals", value=case.expected, base_dir=case.base_dir)]
-                                    if case.has_expected else [])
         ctx = EvalContext(response=response, input=case.input, latency_ms=latency_ms)
         try:
-            verdicts = await asyncio.wait_for(evaluate_all(specs, ctx), max(_remaining(deadline), 0.001))
+            verdicts = await asyncio.wait_for(evaluate_all(case.assertions, ctx), max(_remaining(deadline), 0.001))
         except asyncio.TimeoutError:
             result.status, result.error = "timeout", f"timeout after {format_duration(timeout)} (in assertions)"
             return
