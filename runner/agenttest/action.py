@@ -1,4 +1,4 @@
-"""`agenttest action`: the GitHub Action's entrypoint, a thin reader of `INPUT_*` around the CLI's `run_suite`.
+"""`agenttest action`: the GitHub Action's entrypoint, a thin reader of `INPUT_*` around the CLI's `Launch`.
 
 What the runner gives a docker action (and what a test sets to reproduce it): one `INPUT_<NAME>` per input, the
 name upper-cased with hyphens kept (`INPUT_OUTPUT-DIR`), empty when unset; `GITHUB_WORKSPACE` (the checkout, also
@@ -19,17 +19,16 @@ from typing import Any
 
 import click
 
-from .config import RunConfig, build_run_config
+from .actions_log import write_line
+from .config import RunConfig
 from .errors import AgentTestError, UsageError
-from .report.annotations import resume_commands
+from .launch import EXIT_USAGE, Launch
 from .report.ci import artifact_paths
 from .report.escape import workflow_command
 
-EXIT_USAGE = 2
-EXIT_INTERRUPTED = 130
 FAIL_ON = ("failure", "regression", "never")
 
-# Inputs that are run options, by the option's long name (config.RUN_DEFAULTS), and how each is read.
+# Inputs that are run options, by the option's long name (options.RunOptions), and how each is read.
 OPTION_INPUTS: dict[str, tuple[str, str]] = {
     "agent": ("name", "text"), "config": ("config", "text"), "connector": ("connector", "text"),
     "output-dir": ("output_dir", "text"), "parallel": ("parallel", "int"), "runs": ("runs", "int"),
@@ -37,8 +36,9 @@ OPTION_INPUTS: dict[str, tuple[str, str]] = {
     "shard": ("shard", "text"), "fail-fast": ("fail_fast", "bool"), "simulator": ("simulator", "text"),
     "before": ("before", "text"), "after": ("after", "text"), "baseline": ("baseline", "text"),
     "annotations": ("annotations", "bool"), "max-annotations": ("max_annotations", "int"),
+    "job-summary": ("job_summary", "bool"),
 }
-ACTION_INPUTS = ("input", *OPTION_INPUTS, "job-summary", "fail-on", "working-directory", "args")
+ACTION_INPUTS = ("input", *OPTION_INPUTS, "fail-on", "working-directory", "args")
 
 
 @dataclass
@@ -49,7 +49,6 @@ class ActionSettings:
     cwd: Path
     workspace: Path
     fail_on: str = "failure"
-    job_summary: bool = True
 
 
 @click.command("action", context_settings={"help_option_names": ["-h", "--help"]})
@@ -60,32 +59,23 @@ def action() -> None:
 
 def run_action(environ: Mapping[str, str]) -> int:
     """Run the suite the inputs describe; write the step outputs; return the exit code `fail-on` asks for."""
-    from .engine import run_suite
-
     try:
         settings = read_settings(environ)
     except AgentTestError as exc:
-        _print_error(f"agenttest: {exc}")
-        write_outputs(environ.get("GITHUB_OUTPUT"), {"conclusion": "error"})
-        return EXIT_USAGE
-    if not settings.job_summary:
-        os.environ.pop("GITHUB_STEP_SUMMARY", None)    # the summary reporter appends only when this is set
+        return _fail(environ, str(exc), EXIT_USAGE)
+    # User code (python agents, hooks) sees the directory the step runs in, as after `cd` in a `run:` step.
     os.chdir(settings.cwd)
-    config: RunConfig | None = None
+    launched = Launch()
     try:
-        config = build_run_config(settings.values, settings.cwd)
-        outcome = run_suite(config)
-    except AgentTestError as exc:
-        _print_error(f"agenttest: {exc}")
-        write_outputs(environ.get("GITHUB_OUTPUT"), {"conclusion": "error"})
-        return EXIT_USAGE
-    except KeyboardInterrupt:
-        return EXIT_INTERRUPTED
+        launched.run(settings.values, settings.cwd)
     finally:
-        if config is not None:
-            hand_over(_written_paths(config), settings.workspace)
+        if launched.config is not None:
+            hand_over(_written_paths(launched.config), settings.workspace)
+    config, outcome = launched.config, launched.outcome
+    if config is None or outcome is None:
+        return _fail(environ, str(launched.error), launched.exit_code)
 
-    report = outcome.report.to_dict() if outcome.report is not None else {}
+    report = outcome.report.data if outcome.report is not None else {}
     summary = report.get("summary") or {}
     regressions = _regressions(report)
     outputs = {
@@ -122,8 +112,7 @@ def read_settings(environ: Mapping[str, str]) -> ActionSettings:
     fail_on = (inputs.get("fail-on") or "failure").lower()
     if fail_on not in FAIL_ON:
         raise UsageError(f"fail-on: {inputs['fail-on']!r} is not one of {', '.join(FAIL_ON)}")
-    job_summary = _convert("job-summary", inputs["job-summary"], "bool") if inputs.get("job-summary") else True
-    return ActionSettings(values=values, cwd=cwd, workspace=workspace, fail_on=fail_on, job_summary=job_summary)
+    return ActionSettings(values=values, cwd=cwd, workspace=workspace, fail_on=fail_on)
 
 
 def read_inputs(environ: Mapping[str, str], names: Iterable[str]) -> dict[str, str | None]:
@@ -161,8 +150,8 @@ def exit_code(fail_on: str, run_exit: int, regressions: int | None) -> int:
         return 0
     if fail_on == "regression":
         if regressions is None:
-            print(workflow_command("warning", "agenttest: fail-on: regression needs a baseline; "
-                                              "failing on any failure instead"), flush=True)
+            write_line(sys.stdout, workflow_command("warning", "agenttest: fail-on: regression needs a baseline; "
+                                                               "failing on any failure instead"))
             return run_exit
         return 1 if regressions else 0
     return run_exit
@@ -253,9 +242,12 @@ def _relative(path: Path, workspace: Path) -> str:
         return str(path)
 
 
-def _print_error(message: str) -> None:
-    resume_commands()        # a run that stopped half-way may have left the log's stop-commands block open
-    print(workflow_command("error", message), flush=True)
+def _fail(environ: Mapping[str, str], message: str, code: int) -> int:
+    """A step that could not run: one error annotation (the log guard, if any, is already resumed), the conclusion
+    `error`, and `code`."""
+    write_line(sys.stdout, workflow_command("error", f"agenttest: {message}"))
+    write_outputs(environ.get("GITHUB_OUTPUT"), {"conclusion": "error"})
+    return code
 
 
 __all__ = ["action", "run_action"]

@@ -10,12 +10,10 @@ import click
 
 from . import __version__
 from .action import action
-from .config import build_run_config
+from .actions_log import write_line
 from .errors import AgentTestError
+from .launch import EXIT_INTERRUPTED, EXIT_USAGE, Launch
 from .project import find_config, load_project
-
-EXIT_USAGE = 2
-EXIT_INTERRUPTED = 130
 
 
 class DefaultRunGroup(click.Group):
@@ -70,19 +68,13 @@ def run(**options: Any) -> None:
 
 
 def execute(cli_values: dict[str, Any], cwd: Path | None = None) -> int:
-    """Build the run configuration, run it, and map user mistakes to exit code 2 with a one-line message."""
-    from .engine import run_suite
-
-    try:
-        config = build_run_config(cli_values, cwd)
-        outcome = run_suite(config)
-    except AgentTestError as exc:
-        click.echo(f"Error: {exc}", err=True)
-        return EXIT_USAGE
-    except KeyboardInterrupt:
-        click.echo("Interrupted.", err=True)
-        return EXIT_INTERRUPTED
-    return outcome.exit_code
+    """Run what the flags describe (`Launch`: the log guarded in CI); a user mistake exits 2 and an interrupt 130,
+    each with one line on stderr."""
+    launched = Launch().run(cli_values, cwd)
+    if launched.error is not None:
+        message = "Interrupted." if launched.exit_code == EXIT_INTERRUPTED else f"Error: {launched.error}"
+        write_line(sys.stderr, message)
+    return launched.exit_code
 
 
 

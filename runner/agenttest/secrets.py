@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import os
-import sys
 from typing import Any
+
+from .actions_log import add_mask
 
 MASK = "***"
 _SECRETS: set[str] = set()
@@ -12,16 +13,12 @@ _MIN_LENGTH = 4   # masking "a" or "12" would mangle ordinary text
 
 
 def register_secret(value: str) -> None:
-    """Remember `value` for masking; in GitHub Actions also ask the runner to mask it (once, before any use)."""
+    """Remember `value` for masking; in GitHub Actions also ask the runner to mask it (once, before any use),
+    outside the run's stop-commands block, where the runner would ignore the request (see actions_log)."""
     if len(value) >= _MIN_LENGTH and value not in _SECRETS:
         _SECRETS.add(value)
         if os.environ.get("GITHUB_ACTIONS") == "true":
-            print(f"::add-mask::{_escape_command_data(value)}", file=sys.stdout, flush=True)
-
-
-def _escape_command_data(value: str) -> str:
-    """@actions/core's escapeData, so a multi-line secret stays one command (the runner masks each line too)."""
-    return value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+            add_mask(value)
 
 
 def registered_secrets() -> list[str]:

@@ -194,6 +194,18 @@ def test_working_directory_and_multi_line_input(workspace: Path) -> None:
     assert "::error file=agents/support/b.jsonl,line=1," in step.stdout
 
 
+def test_a_lone_surrogate_from_the_agent_loses_no_output(workspace: Path) -> None:
+    """Once a UnicodeEncodeError printing the annotations: a traceback, no annotations, no `$GITHUB_OUTPUT`."""
+    (workspace / "echo_agent.py").write_text("def respond(request):\n"
+                                            "    raise RuntimeError('agent said \\ud800')\n")
+    step = run_action(workspace, {"input": "evals/suite.jsonl"})
+    assert step.code == 1 and "Traceback" not in step.stderr, step.stdout + step.stderr
+    assert step.outputs["errors"] == "2" and step.outputs["conclusion"] == "failure"
+    errors = [line for line in step.stdout.splitlines() if line.startswith("::error")]
+    assert len(errors) == 3 and "agent said #xD800" in errors[0]
+    assert errors[-1].startswith("::error::agenttest: 2 errored of 2 cases")
+
+
 def test_job_summary_false_leaves_the_step_summary_alone(workspace: Path) -> None:
     step = run_action(workspace, {"input": "evals/suite.jsonl", "job-summary": "false"})
     assert step.code == 1 and step.step_summary == ""

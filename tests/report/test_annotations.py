@@ -1,4 +1,5 @@
-"""Annotations: one per failing case at its JSONL line, capped, a closing line, and the log guarded meanwhile."""
+"""Annotations: one per failing case at its JSONL line, capped, a closing line, printed once the log guard is
+resumed."""
 
 from __future__ import annotations
 
@@ -6,7 +7,9 @@ import io
 import re
 from pathlib import Path
 
-from agenttest.report.annotations import AnnotationsReporter, annotation_lines, resume_commands
+from agenttest.actions_log import guarded_log
+from agenttest.report.annotations import AnnotationsReporter, annotation_lines
+from agenttest.report.base import Reporter
 from agenttest.report.console import ConsoleReporter
 from agenttest.report.github import SourceLinks
 from agenttest.results import CaseResult
@@ -88,17 +91,21 @@ def test_hostile_text_stays_inside_one_command(links: SourceLinks) -> None:
 
 
 def run_with_console(results: list[CaseResult], *, annotate: bool, guard: bool) -> list[str]:
+    """A run's log as the CLI prints it: the console and (told first, to show order does not matter) the
+    annotations, inside the guarded log."""
     out = io.StringIO()
     report = make_report(results)
-    reporters = [ConsoleReporter(out, verbose=True),
-                 AnnotationsReporter(out, SourceLinks.from_environment(), annotate=annotate, guard=guard)]
-    for reporter in reporters:
-        reporter.run_started(report.info)
-    for result in results:
+    reporters: list[Reporter] = [ConsoleReporter(out, verbose=True)]
+    if annotate:
+        reporters.insert(0, AnnotationsReporter(out, SourceLinks.from_environment()))
+    with guarded_log(out, guard=guard):
         for reporter in reporters:
-            reporter.case_finished(result)
-    for reporter in reporters:
-        reporter.run_finished(report)
+            reporter.run_started(report.info)
+        for result in results:
+            for reporter in reporters:
+                reporter.case_finished(result)
+        for reporter in reporters:
+            reporter.run_finished(report)
     return out.getvalue().split("\n")
 
 
@@ -119,6 +126,21 @@ def commands_the_runner_would_run(lines: list[str]) -> list[str]:
     return executed
 
 
+def lines_inside_blocks(lines: list[str]) -> list[str]:
+    """The lines between a `::stop-commands::T` and its `::T::`, which the runner does not take for commands."""
+    inside, stopped_by = [], None
+    for line in lines:
+        text = line.lstrip()
+        if stopped_by is not None:
+            if text == f"::{stopped_by}::":
+                stopped_by = None
+            else:
+                inside.append(line)
+        elif text.startswith("::stop-commands::"):
+            stopped_by = text[len("::stop-commands::"):]
+    return inside
+
+
 def test_agent_text_in_the_console_never_becomes_a_command() -> None:
     lines = run_with_console([hostile_result(input=HOSTILE, error=HOSTILE)], annotate=True, guard=True)
     executed = commands_the_runner_would_run(lines)
@@ -130,19 +152,24 @@ def test_agent_text_in_the_console_never_becomes_a_command() -> None:
     assert unguarded                                     # …which, without the guard, the runner would execute
 
 
-def test_guard_token_is_random_and_resumed_once() -> None:
-    first = [line for line in run_with_console(failing(1), annotate=False, guard=True) if line.startswith("::")]
-    second = [line for line in run_with_console(failing(1), annotate=False, guard=True) if line.startswith("::")]
-    assert len(first) == 2 and re.fullmatch(r"::stop-commands::[0-9a-f]{32}", first[0])
-    assert first[1] == f"::{first[0].split('::')[2]}::"
-    assert first != second
+def test_annotations_are_printed_after_the_resume_whoever_is_told_first() -> None:
+    lines = [line for line in run_with_console(failing(2), annotate=True, guard=True) if line]
+    token = re.fullmatch(r"::stop-commands::([0-9a-f]{32})", lines[0]).group(1)
+    resume = lines.index(f"::{token}::")
+    assert [line.split(" ")[0] for line in lines[resume + 1:]] == ["::error", "::error", "::error::agenttest:"]
+    assert not [line for line in lines_inside_blocks(lines) if line.startswith("::error")]
+    assert "  ❌ TESTS FAILED" in lines[:resume]           # the console's last lines are still guarded
 
 
-def test_an_unfinished_run_does_not_leave_the_log_deaf() -> None:
-    out = io.StringIO()
-    reporter = AnnotationsReporter(out, SourceLinks.from_environment(), annotate=True, guard=True)
-    reporter.run_started(make_report([]).info)
-    resume_commands()
-    resume_commands()
-    lines = out.getvalue().splitlines()
-    assert len(lines) == 2 and lines[1] == f"::{lines[0].split('::')[2]}::"
+def test_a_lone_surrogate_cannot_break_the_annotations() -> None:
+    """An agent replying "\\ud800" once ended the run in UnicodeEncodeError: annotations and outputs lost."""
+    raw = io.BytesIO()
+    log = io.TextIOWrapper(raw, encoding="utf-8", write_through=True)      # strict, as sys.stdout is
+    report = make_report([CaseResult(id="s\ud800", status="error", error="agent said \ud800!", file="s.jsonl",
+                                     line=1)])
+    with guarded_log(log, guard=True):
+        AnnotationsReporter(log, SourceLinks.from_environment()).run_finished(report)
+    lines = raw.getvalue().decode("utf-8").splitlines()
+    assert len(lines) == 4
+    assert parse(lines[2])[2] == "agent said #xD800!" and parse(lines[2])[1]["title"] == "agenttest: s#xD800 (error)"
+    assert parse(lines[3])[2].startswith("agenttest: 1 errored of 1 cases")

@@ -11,6 +11,7 @@ import jsonschema
 from agenttest.report.ctrf import CtrfWriter, render_ctrf
 from agenttest.report.github import SourceLinks
 from agenttest.report.html import render_html
+from agenttest.results import CaseResult
 
 from .conftest import HOSTILE, hostile_result, make_report, mixed_results
 
@@ -69,7 +70,23 @@ def test_ctrf_document(tmp_path: Path, links: SourceLinks) -> None:
 
 
 def test_ctrf_of_an_empty_report() -> None:
-    jsonschema.validate(render_ctrf(make_report([]).to_dict()), CTRF_SCHEMA)
+    document = render_ctrf(make_report([]).to_dict())
+    jsonschema.validate(document, CTRF_SCHEMA)
+    summary = document["results"]["summary"]
+    assert {key: summary[key] for key in ("tests", "passed", "failed", "skipped", "pending", "other", "suites")} == {
+        "tests": 0, "passed": 0, "failed": 0, "skipped": 0, "pending": 0, "other": 0, "suites": 0}
+    assert summary["stop"] - summary["start"] == 5000 and summary["duration"] == 4321
+    assert document["results"]["tests"] == []
+
+
+def test_ctrf_counts_of_an_interrupted_run(links: SourceLinks) -> None:
+    unrun = CaseResult(id="cut", status="skipped", error="interrupted", file="suites/c.jsonl", line=1)
+    document = render_ctrf(make_report([*mixed_results(), unrun], interrupted=True).to_dict(), links)
+    summary = document["results"]["summary"]
+    assert {key: summary[key] for key in ("tests", "passed", "failed", "skipped", "suites")} == {
+        "tests": 7, "passed": 2, "failed": 3, "skipped": 2, "suites": 3}
+    assert summary["extra"] == {"errors": 1, "timeouts": 1, "pass_rate": 40.0, "interrupted": True}
+    assert sum(1 for test in document["results"]["tests"] if test["rawStatus"] == "failed") == 1
 
 
 class Elements(HTMLParser):

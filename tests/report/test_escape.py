@@ -11,12 +11,12 @@ from hypothesis import strategies as st
 from lxml import etree
 
 from agenttest import secrets
+from agenttest.report.console import one_line as console_one_line
 from agenttest.report.escape import (
     clean,
     command_data,
     command_property,
     html_text,
-    log_safe,
     md_block,
     md_code,
     md_html,
@@ -60,12 +60,15 @@ def test_workflow_command_layout() -> None:
     assert workflow_command("error", "done") == "::error::done"
 
 
-def test_log_safe_breaks_every_command_form() -> None:
-    text = log_safe(HOSTILE)
-    for line in text.split("\n"):
-        assert not line.lstrip().startswith("::")
-        assert "##[" not in line
-    assert "pwned" in text
+def test_one_line_is_safe_for_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(secrets, "_SECRETS", {"sk-very-secret"})
+    text = ("a\x1b[31mred\x1b[0m \x1b]8;;http://evil.example\x07link\x1b]8;;\x07 \x9b2J csi "
+            "bel\x07 nul\x00 del\x7f c1\x85x \u202eevil\u202c sk-very-secret \ud800 \x1b")
+    assert one_line(text) == "ared link csi bel#x07 nul#x00 del#x7F c1 x #x202Eevil#x202C *** #xD800 #x1B"
+    assert one_line("x" * 80, 50, ellipsis="...") == "x" * 47 + "..."
+    assert one_line("x" * 80, 50) == "x" * 49 + "…"
+    assert console_one_line(text, 200) == one_line(text) and console_one_line("x" * 80, 50) == "x" * 47 + "..."
+    assert console_one_line({"b": 1, "a": "é"}, 80) == '{"a": "é", "b": 1}'
 
 
 def test_xml_text_is_always_legal_xml() -> None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import pty
+import select
 import subprocess
 import sys
 import textwrap
@@ -15,7 +17,7 @@ from junitparser import JUnitXml
 from lxml import etree
 
 from .conftest import SCHEMA
-from .test_annotations import commands_the_runner_would_run, parse
+from .test_annotations import commands_the_runner_would_run, lines_inside_blocks, parse
 from .test_ctrf_html import CTRF_SCHEMA
 from .test_escape import gfm
 
@@ -28,7 +30,7 @@ HOSTILE = (
     "::stop-commands::abc\n"
     "</details></summary><script>alert(1)</script>\n"
     "]]> <![CDATA[ x ]]> &amp;\n"
-    "NUL\x00 BEL\x07 FF\x0c ESC\x1b[31mred\x1b[0m DEL\x7f\n"
+    "NUL\x00 BEL\x07 FF\x0c ESC\x1b[31mred\x1b[0m DEL\x7f surrogate\ud800\n"
     "| a | b |\n|---|---|\n"
     "```\n# heading\n[link](https://evil.example) @octocat\n"
     "100% %0A a:b, c\r\nend"
@@ -42,6 +44,17 @@ def respond(request):
     if text == "boom":
         raise RuntimeError(HOSTILE)
     return {"content": HOSTILE}
+
+
+def respond_with_session(request):
+    """An agent that, like a login, gives the run a credential it must mask from then on."""
+    from uuid import uuid4
+
+    from agenttest.secrets import register_secret
+
+    session = f"session-{uuid4().hex}"
+    register_secret(session)
+    return {"content": f"your session: {session}\n{HOSTILE}"}
 '''
 
 
@@ -56,6 +69,9 @@ def workspace(tmp_path: Path) -> Path:
           hostile:
             provider: python
             callable: hostile_agent:respond
+          session:
+            provider: python
+            callable: hostile_agent:respond_with_session
         """))
     (tmp_path / "hostile_agent.py").write_text(HOSTILE_AGENT)
     cases = [
@@ -89,7 +105,7 @@ def run_step(workspace: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 def test_hostile_agent_in_github_actions(workspace: Path) -> None:
     proc = run_step(workspace, "-i", "evals/hostile.jsonl", "--parallel", "8")
-    assert proc.returncode == 1, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stdout[-3000:] + proc.stderr[-3000:]
     results = workspace / "agenttest-results"
 
     # The log: agent text was printed, but the runner would execute only our own commands.
@@ -130,14 +146,63 @@ def test_hostile_agent_in_github_actions(workspace: Path) -> None:
     assert "<script" not in html and 'href="https://evil' not in html and "<h1" not in html
     assert html.count("<details>") == html.count("</details>")
 
-    jsonschema.validate(json.loads((results / "ctrf.json").read_text()), CTRF_SCHEMA)
+    ctrf = json.loads((results / "ctrf.json").read_text())
+    jsonschema.validate(ctrf, CTRF_SCHEMA)
+    counts = {key: ctrf["results"]["summary"][key] for key in ("tests", "passed", "failed", "skipped", "suites")}
+    assert counts == {"tests": 18, "passed": 1, "failed": 16, "skipped": 1, "suites": 1}
+    assert ctrf["results"]["summary"]["extra"]["errors"] == 2
+    assert "#xD800" in json.dumps(ctrf) and "#xD800" in summary and b"#xD800" in junit
     assert json.loads((results / "report.json").read_text())["summary"]["total"] == 18
 
 
 def test_annotations_can_be_turned_off_but_the_log_stays_guarded(workspace: Path) -> None:
-    if "--annotations" not in run_step(workspace, "run", "--help").stdout:
-        pytest.skip("the CLI has no --annotations flag yet")
     proc = run_step(workspace, "-i", "evals/hostile.jsonl", "--run", "injects")
     quiet = run_step(workspace, "-i", "evals/hostile.jsonl", "--run", "injects", "--no-annotations")
     assert [c.split("::")[1] for c in commands_the_runner_would_run(quiet.stdout.splitlines())] == ["stop-commands"]
     assert len(commands_the_runner_would_run(proc.stdout.splitlines())) == 3
+
+
+def test_a_secret_learnt_during_the_run_is_masked_where_the_runner_listens(workspace: Path) -> None:
+    """`::add-mask::` inside a stop-commands block is ignored, and the runner would print the secret verbatim."""
+    proc = run_step(workspace, "-i", "evals/hostile.jsonl", "-n", "session", "--run", "^(injects|passes|more-.)$",
+                    "--parallel", "4", "--verbose")
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stdout[-3000:] + proc.stderr[-3000:]
+    lines = proc.stdout.splitlines()
+    masks = [line for line in lines if line.startswith("::add-mask::session-")]
+    assert len(masks) == 12
+    assert not [line for line in lines_inside_blocks(lines) if "add-mask::session-" in line]
+    executed = commands_the_runner_would_run(lines)
+    assert [line for line in executed if line.startswith("::add-mask::")] == masks      # not the agent's
+    assert {line.split("::")[1].split(" ")[0] for line in executed} == {"stop-commands", "add-mask", "error"}
+    assert "your session: ***" in proc.stdout
+    assert all(line.startswith("::add-mask::") for line in lines if "session-" in line)
+
+
+def test_annotations_forced_on_outside_github_actions(workspace: Path) -> None:
+    """Forced on with the log going to a file (another CI parses it): guarded. In a developer's terminal: the
+    annotations without the stop-commands noise."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "AGENTTEST_", "INPUT_"))}
+    args = [sys.executable, "-m", "agenttest", "-i", "evals/hostile.jsonl", "--run", "injects", "--annotations"]
+    piped = subprocess.run(args, cwd=workspace, env=env, capture_output=True, text=True, timeout=120,
+                           stdin=subprocess.DEVNULL)
+    executed = commands_the_runner_would_run(piped.stdout.splitlines())
+    assert [line.split("::")[1].split(" ")[0] for line in executed] == ["stop-commands", "error", "error"]
+
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen(args, cwd=workspace, env={**env, "TERM": "dumb"}, stdout=follower,
+                            stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+    os.close(follower)
+    screen = b""
+    while select.select([leader], [], [], 60)[0]:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        screen += chunk
+    os.close(leader)
+    assert proc.wait(timeout=30) == 1
+    lines = screen.decode().splitlines()
+    assert not [line for line in lines if line.startswith("::stop-commands::")]
+    assert [line.split(" ")[0] for line in lines if line.startswith("::")] == ["::error", "::error::agenttest:"]

@@ -45,6 +45,16 @@ def test_interrupted_and_run_error() -> None:
     assert "**Run error:** BeforeAll: db down" in text and "**Interrupted:**" in text
 
 
+def test_interrupted_counts_the_cases_that_ran() -> None:
+    """Results hold every selected case: the ones the interrupt (or --fail-fast, or BeforeAll) kept from running
+    are `skipped` with the engine's reason, and did not run; a case skipped by its own `skip` did."""
+    never_ran = [CaseResult(id=f"cut-{reason}", status="skipped", error=reason, file="suites/b.jsonl", line=9)
+                 for reason in ("interrupted", "not run", "not run: --fail-fast stopped the run after fail failed")]
+    results = [*mixed_results()[:3], mixed_results()[4], *never_ran]       # pass, fail, boom, later (skip:)
+    text = render_markdown(make_report(results, interrupted=True).to_dict())
+    assert text.startswith("## ⚠️ agenttest: interrupted after 4 of 7 cases, 4 skipped\n")
+
+
 def test_hostile_output_cannot_change_the_page(links: SourceLinks) -> None:
     report = make_report([hostile_result(), *mixed_results()]).to_dict()
     html = gfm(render_markdown(report, links=links))

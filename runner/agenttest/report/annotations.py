@@ -1,78 +1,36 @@
-"""GitHub Actions annotations, and the guard that keeps agent text from becoming workflow commands.
+"""GitHub Actions annotations: per failing case, one `::error file=…,line=…,title=…::…` at its JSONL line.
 
-The runner reads stdout and stderr line by line and executes `::command::` at a line start and `##[command]`
-anywhere, so an agent reply printed by the console could forge annotations, overwrite outputs (`set-output`),
-mask words or swallow our own commands. While a run is in progress, the whole log is therefore inside a
-`::stop-commands::<random token>` block; it is resumed (`::<token>::`) when the run finishes, before any
-annotation is printed. Reporters run in order, so this one comes last: every other reporter's final lines are
-still inside the block.
-
-Then, per failing case, one `::error file=…,line=…,title=…::…` at its JSONL line (repository-relative path),
-escaped as `@actions/core` escapes; at most `max_annotations` lines in all (GitHub keeps 10 errors per step),
-the last case's saying how many more failed, and one closing `::error::` line for a failing run.
+The path is repository-relative, everything is escaped as `@actions/core` escapes, there are at most
+`max_annotations` lines in all (GitHub keeps 10 errors per step), the last case's saying how many more failed,
+and one closing `::error::` line for a failing run. The reporter prints nothing itself: it hands its lines to the
+run's log (`actions_log.print_commands`), which prints them once the stop-commands block that guards the run is
+resumed, since the runner ignores every command inside it.
 """
 
 from __future__ import annotations
 
-import atexit
-import secrets
 from collections.abc import Mapping
 from typing import Any, TextIO
 
-from .base import Report, Reporter, RunInfo
+from ..actions_log import print_commands
+from .base import Report, Reporter
 from .escape import workflow_command
 from .github import SourceLinks
 from .verdicts import case_title, first_reason, is_failing, verdict_lines
 
 MESSAGE_CHARS = 3000     # the runner cuts annotation messages at 4096 characters
-_GUARDING: list[AnnotationsReporter] = []     # reporters whose stop-commands block is open
 
 
 class AnnotationsReporter(Reporter):
-    """Guards the log while the run is in progress (`guard`), then prints the annotations (`annotate`)."""
+    """Hands the annotations of the finished run to the log, to be printed after the guard is resumed."""
 
-    def __init__(self, stream: TextIO, links: SourceLinks, *, annotate: bool, guard: bool,
-                 max_annotations: int = 10) -> None:
+    def __init__(self, stream: TextIO, links: SourceLinks, *, max_annotations: int = 10) -> None:
         self._out = stream
         self.links = links
-        self.annotate = annotate
-        self.guard = guard
         self.max_annotations = max_annotations
-        self._token: str | None = None
-
-    def run_started(self, info: RunInfo) -> None:
-        if self.guard:
-            self._token = secrets.token_hex(16)
-            self._print(f"::stop-commands::{self._token}")
-            _GUARDING.append(self)
 
     def run_finished(self, report: Report) -> None:
-        self._resume()
-        if self.annotate:
-            for line in annotation_lines(report.to_dict(), self.links, self.max_annotations):
-                self._print(line)
-
-    def _resume(self) -> None:
-        if self._token is not None:
-            token, self._token = self._token, None
-            self._print(f"::{token}::")
-        if self in _GUARDING:
-            _GUARDING.remove(self)
-
-    def _print(self, line: str) -> None:
-        self._out.write(line + "\n")
-        self._out.flush()
-
-
-def resume_commands() -> None:
-    """End every open stop-commands block: before printing a command of our own after a run that did not finish
-    (an exception between run_started and run_finished), and at exit, so a crash never leaves the rest of the
-    step's log deaf to commands."""
-    for reporter in list(_GUARDING):
-        reporter._resume()
-
-
-atexit.register(resume_commands)
+        print_commands(self._out, annotation_lines(report.data, self.links, self.max_annotations))
 
 
 def annotation_lines(report: Mapping[str, Any], links: SourceLinks, max_annotations: int = 10) -> list[str]:

@@ -28,16 +28,17 @@ def artifact_paths(config: RunConfig) -> dict[str, Path]:
 
 
 def ci_reporters(config: RunConfig, stream: TextIO) -> list[Reporter]:
-    """The CI reporters, to be told last: the annotations reporter guards the log until everyone else is done."""
+    """The CI reporters: junit.xml, summary.md and the job summary, ctrf.json, and the annotations (on in GitHub
+    Actions unless `--no-annotations`; printed after the run's log guard is resumed, whatever the order here)."""
     paths = artifact_paths(config)
     links = SourceLinks.from_environment(config.cwd)
-    github = in_github_actions()
-    annotate = github if config.options.annotations is None else config.options.annotations
-    step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
-    return [
+    annotate = in_github_actions() if config.options.annotations is None else config.options.annotations
+    step_summary = os.environ.get("GITHUB_STEP_SUMMARY") if config.options.job_summary else None
+    reporters: list[Reporter] = [
         JUnitWriter(paths["junit"], links),
         SummaryWriter(paths["summary"], links, Path(step_summary) if step_summary else None),
         CtrfWriter(paths["ctrf"], links),
-        AnnotationsReporter(stream, links, annotate=annotate, guard=annotate or github,
-                            max_annotations=config.options.max_annotations),
     ]
+    if annotate:
+        reporters.append(AnnotationsReporter(stream, links, max_annotations=config.options.max_annotations))
+    return reporters

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import re
 import time
 from typing import Any, TextIO
 
@@ -13,13 +11,14 @@ from ..cases.model import Case, InvalidCase
 from ..durations import format_duration, format_elapsed
 from ..results import CaseResult
 from ..secrets import mask
+from . import escape
 from .base import Report, Reporter, RunInfo
+from .escape import to_text as to_display
 
 WIDTH = 63
 PROGRESS_EVERY = 10.0   # seconds between `[Progress: …]` lines when not on a TTY
 _STATUS = {"passed": ("PASSED", "green"), "failed": ("FAILED", "red"), "error": ("ERROR", "red"),
            "timeout": ("TIMEOUT", "yellow"), "skipped": ("SKIPPED", "cyan")}
-_SPACES = re.compile(r"\s+")
 
 
 class ConsoleReporter(Reporter):
@@ -157,7 +156,7 @@ def summarize_input(value: Any) -> str:
             if isinstance(message, dict) and message.get("role", "user") == "user":
                 return _content_text(message.get("content"))
         return f"[{len(value)} messages]"
-    return "" if value is None else to_display(value)
+    return to_display(value)
 
 
 def _content_text(content: Any) -> str:
@@ -170,13 +169,7 @@ def _content_text(content: Any) -> str:
     return f"[{len(parts)} content parts]" if parts else ""
 
 
-def to_display(value: Any) -> str:
-    if isinstance(value, str):
-        return value
-    return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
-
-
-def one_line(text: str, width: int) -> str:
-    """Whitespace collapsed to single spaces, control characters dropped, cut to `width` characters with `...`."""
-    flat = _SPACES.sub(" ", "".join(ch for ch in text if ch.isprintable() or ch.isspace())).strip()
-    return flat if len(flat) <= width else flat[: width - 3] + "..."
+def one_line(text: Any, width: int) -> str:
+    """`escape.one_line` with Yao's `...`: secrets masked, whitespace collapsed, escape sequences (colours, OSC-8
+    links) and control characters removed whole, cut to `width` characters."""
+    return escape.one_line(text, width, ellipsis="...")

@@ -7,15 +7,15 @@ control characters and lone surrogates made visible), so the file is valid UTF-8
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Any, TextIO
 
-from .base import Report, Reporter
+from .artifact import FileReporter
+from .base import Report
 from .escape import preview, xml_text
-from .files import json_text, write_text
+from .files import json_text
 from .github import SourceLinks
 from .verdicts import case_title, failure_body, failure_type, first_reason, is_failing
 
@@ -23,19 +23,16 @@ SPEC_VERSION = "0.0.0"
 _STATUS = {"passed": "passed", "failed": "failed", "error": "failed", "timeout": "failed", "skipped": "skipped"}
 
 
-class CtrfWriter(Reporter):
+class CtrfWriter(FileReporter):
     """Writes ctrf.json when the run finishes."""
 
     def __init__(self, path: Path, links: SourceLinks, errors: TextIO | None = None) -> None:
+        super().__init__(errors)
         self.path = path
         self.links = links
-        self._errors = errors or sys.stderr
 
-    def run_finished(self, report: Report) -> None:
-        try:
-            write_text(self.path, json_text(render_ctrf(report.to_dict(), self.links)))
-        except OSError as exc:
-            print(f"✗ cannot write {self.path}: {exc.strerror or exc}", file=self._errors)
+    def files(self, report: Report) -> Iterable[tuple[Path, str]]:
+        return [(self.path, json_text(render_ctrf(report.data, self.links)))]
 
 
 def render_ctrf(report: Mapping[str, Any], links: SourceLinks | None = None) -> dict[str, Any]:

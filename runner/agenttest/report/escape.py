@@ -1,7 +1,10 @@
 """The one place where text from agents, inputs and judges is made safe for XML, Markdown, HTML and the GitHub log.
 
 Every function here masks registered secrets and strips ANSI escape sequences first (`clean`), so no artifact
-and no log line can carry a secret or a terminal colour code, whatever format it is written in.
+and no log line can carry a secret or a terminal colour code, whatever format it is written in. Whatever reaches
+the log is last made encodable by `actions_log.printable`; agent text in the log is kept from becoming a workflow
+command by the stop-commands block around the run (`actions_log.guarded_log`), and in our own commands by
+`command_data`/`command_property`.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ import json
 import re
 from typing import Any
 
+from ..actions_log import escape_data, visible
 from ..secrets import mask, registered_secrets
 
 # CSI (ESC [ … final), OSC (ESC ] … BEL or ESC \), and two-character escapes (ESC + one of @-Z \ ] ^ _).
@@ -20,6 +24,10 @@ _XML_ILLEGAL = re.compile("[^\t\n\x20-\x7e\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]<>&|~!$])")      # inline syntax, raw HTML, entities, table cells, math
 _MD_AUTOLINK = re.compile(r"(?i)(?<=[a-z0-9])(:)(?=//)|(?<![a-z0-9])(www)(\.)")
 _BACKTICKS = re.compile(r"`+")
+# What one line shows as `#xNN` once ANSI sequences are gone and whitespace is collapsed: C0 and C1 controls and
+# DEL (a bare ESC or BEL could still drive a terminal), the bidirectional overrides that reorder what a reader sees
+# ("Trojan Source"), and lone surrogates, which no encoder accepts.
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 
 
 def to_text(value: Any) -> str:
@@ -65,18 +73,19 @@ def preview(value: Any, limit: int) -> str:
     return truncate(clean(full, limit), limit, total=len(full))     # the count is of raw characters
 
 
-def one_line(value: Any, limit: int = 200) -> str:
-    """Cleaned text on one line (runs of whitespace become one space), cut to `limit` characters."""
-    text = " ".join(clean(value, limit * 4).split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+def one_line(value: Any, limit: int = 200, ellipsis: str = "…") -> str:
+    """Cleaned text on one line, safe for a terminal: runs of whitespace become one space, escape sequences are
+    removed, control characters, bidirectional overrides and lone surrogates shown as `#xNN` (as `xml_text` does);
+    cut to `limit` characters, `ellipsis` included."""
+    text = _UNPRINTABLE.sub(_visible, " ".join(clean(value, limit * 4).split()))
+    return text if len(text) <= limit else text[: limit - len(ellipsis)] + ellipsis
 
 
 # --- XML -------------------------------------------------------------------------------------------------------
 
 
 def _visible(match: re.Match[str]) -> str:
-    code = ord(match.group())
-    return f"#x{code:02X}" if code <= 0xFF else f"#x{code:04X}"
+    return visible(match.group())
 
 
 def xml_text(value: Any) -> str:
@@ -144,7 +153,7 @@ def md_block(value: Any, language: str = "text") -> str:
 def command_data(value: Any) -> str:
     """The message of a workflow command, escaped exactly as `@actions/core` escapes data (`%`, CR, LF), so the
     whole command stays on one line and the runner's unescaping gives the text back."""
-    return plain(value).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return escape_data(plain(value))
 
 
 def command_property(value: Any) -> str:
@@ -159,17 +168,3 @@ def workflow_command(command: str, message: Any, **properties: Any) -> str:
                      if value is not None and value != "")
     return f"::{command}{' ' + props if props else ''}::{command_data(message)}"
 
-
-def log_safe(value: Any) -> str:
-    """Untrusted text that the runner cannot take for a workflow command: on every line a leading `::` (after
-    any indentation) and any `##[` are broken with a zero-width space. Defence in depth: the primary control is
-    the stop-commands block around the run's log (see annotations.py)."""
-    lines = clean(value).replace("##[", "##\u200b[").split("\n")
-    return "\n".join(_break_command(line) for line in lines)
-
-
-def _break_command(line: str) -> str:
-    stripped = line.lstrip()
-    if not stripped.startswith("::"):
-        return line
-    return line[: len(line) - len(stripped)] + ":\u200b" + stripped[1:]

@@ -2,32 +2,29 @@
 
 from __future__ import annotations
 
-import sys
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TextIO
 
-from .base import Report, Reporter
-from .files import json_text, write_text
+from .artifact import FileReporter
+from .base import Report
+from .files import json_text
 
 
-class JsonReportWriter(Reporter):
+class JsonReportWriter(FileReporter):
     """Writes the finished report to `report.json` and, with `-o`, to that path in the format its extension asks."""
 
     def __init__(self, path: Path, output: Path | None = None, errors: TextIO | None = None) -> None:
+        super().__init__(errors)
         self.path = path
         self.output = output
-        self._errors = errors or sys.stderr
 
-    def run_finished(self, report: Report) -> None:
+    def files(self, report: Report) -> Iterable[tuple[Path, str]]:
         data = report.data
         targets = [(self.path, json_text(data))]
         if self.output is not None:
             targets.append((self.output, render_for(self.output, data)))
-        for path, text in targets:
-            try:
-                write_text(path, text)
-            except OSError as exc:
-                print(f"✗ cannot write {path}: {exc.strerror or exc}", file=self._errors)
+        return targets
 
 
 def render_for(path: Path, data: dict) -> str:

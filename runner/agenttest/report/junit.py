@@ -18,15 +18,14 @@ from __future__ import annotations
 
 import os
 import socket
-import sys
 import xml.etree.ElementTree as ET
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path, PurePosixPath
 from typing import Any, TextIO
 
-from .base import Report, Reporter
+from .artifact import FileReporter
+from .base import Report
 from .escape import one_line, truncate, xml_text
-from .files import write_text
 from .github import SourceLinks
 from .verdicts import case_title, failure_body, failure_type, first_reason, transcript
 
@@ -34,19 +33,16 @@ BODY_CHARS = 64 * 1024          # per failure body and per <system-out>: keeps t
 DIRECT_SUITE = "agenttest"      # the suite of cases given on the command line (no file)
 
 
-class JUnitWriter(Reporter):
+class JUnitWriter(FileReporter):
     """Writes junit.xml when the run finishes."""
 
     def __init__(self, path: Path, links: SourceLinks, errors: TextIO | None = None) -> None:
+        super().__init__(errors)
         self.path = path
         self.links = links
-        self._errors = errors or sys.stderr
 
-    def run_finished(self, report: Report) -> None:
-        try:
-            write_text(self.path, render_junit(report.to_dict(), self.links))
-        except OSError as exc:
-            print(f"✗ cannot write {self.path}: {exc.strerror or exc}", file=self._errors)
+    def files(self, report: Report) -> Iterable[tuple[Path, str]]:
+        return [(self.path, render_junit(report.data, self.links))]
 
 
 def render_junit(report: Mapping[str, Any], links: SourceLinks | None = None, hostname: str | None = None) -> str:

@@ -23,6 +23,7 @@ from .verdicts import (
     case_title,
     first_reason,
     is_failing,
+    never_ran,
     tool_call_lines,
     transcript,
 )
@@ -159,7 +160,8 @@ def _header(report: Mapping[str, Any], links: SourceLinks) -> Iterator[str]:
     bad = [f"{n} {word}" for n, word in ((failed, "failed"), (errors, "errors" if errors != 1 else "error"),
                                          (timeouts, "timed out")) if n]
     if report.get("interrupted"):
-        icon, verdict = "⚠️", f"interrupted after {len(results)} of {total} cases"
+        ran = sum(1 for result in results if not never_ran(result))
+        icon, verdict = "⚠️", f"interrupted after {ran} of {total} cases"
     elif bad or report.get("error"):
         icon, verdict = "❌", ", ".join(bad) or "run error"
         verdict += f" — {passed} of {total} passed"

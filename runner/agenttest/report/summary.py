@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import TextIO
 
-from .base import Report, Reporter
-from .files import write_text
+from .artifact import FileReporter
+from .base import Report
 from .github import SourceLinks
 from .markdown import render_markdown
 
@@ -16,35 +15,31 @@ SUMMARY_LIMIT = 1_000_000
 MIN_STEP_SUMMARY = 4_000    # below this, what others already wrote leaves no room for a useful summary
 
 
-class SummaryWriter(Reporter):
+class SummaryWriter(FileReporter):
     """Writes summary.md and appends the same Markdown to the step summary, each within GitHub's size limit."""
 
     def __init__(self, path: Path, links: SourceLinks, step_summary: Path | None = None,
                  errors: TextIO | None = None) -> None:
+        super().__init__(errors)
         self.path = path
         self.links = links
         self.step_summary = step_summary
-        self._errors = errors or sys.stderr
 
     def run_finished(self, report: Report) -> None:
-        data = report.to_dict()
+        data = report.data
         text = render_markdown(data, links=self.links, max_bytes=SUMMARY_LIMIT)
-        try:
-            write_text(self.path, text)
-        except OSError as exc:
-            print(f"✗ cannot write {self.path}: {exc.strerror or exc}", file=self._errors)
+        self.write(self.path, text)
         if self.step_summary is None:
             return
         try:
             used = self.step_summary.stat().st_size if self.step_summary.exists() else 0
             room = SUMMARY_LIMIT - used - 1
             if room < MIN_STEP_SUMMARY:
-                print(f"✗ not adding to the job summary: {self.step_summary} already holds {used} bytes",
-                      file=self._errors)
+                self.warn(f"not adding to the job summary: {self.step_summary} already holds {used} bytes")
                 return
             if len(text.encode("utf-8")) > room:
                 text = render_markdown(data, links=self.links, max_bytes=room)
             with self.step_summary.open("a", encoding="utf-8", newline="\n") as handle:
                 handle.write(("\n" if used else "") + text)
         except OSError as exc:
-            print(f"✗ cannot write the job summary {self.step_summary}: {exc.strerror or exc}", file=self._errors)
+            self.warn(f"cannot write the job summary {self.step_summary}: {exc.strerror or exc}")

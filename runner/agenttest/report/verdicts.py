@@ -20,6 +20,13 @@ def is_failing(result: dict[str, Any]) -> bool:
     return result.get("status") in FAILING
 
 
+def never_ran(result: dict[str, Any]) -> bool:
+    """Skipped because the run stopped before the case (an interrupt, --fail-fast, a failed BeforeAll), not by
+    the case's own `skip`: the engine gives these the reason `interrupted` or `not run…`."""
+    reason = str(result.get("error") or "")
+    return result.get("status") == "skipped" and (reason == "interrupted" or reason.startswith("not run"))
+
+
 def failed_assertions(result: dict[str, Any]) -> list[dict[str, Any]]:
     return [a for a in result.get("assertions") or [] if not a.get("passed")]
 

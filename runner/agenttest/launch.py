@@ -1,0 +1,61 @@
+"""What the `run` command and the Action share: the run configuration built, the suite run inside the guarded
+log, and a user mistake or an interrupt turned into an exit code and a one-line message."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+from .actions_log import guarded_log
+from .config import RunConfig, build_run_config
+from .engine.run import EXIT_INTERRUPTED, RunOutcome, run_suite
+from .errors import AgentTestError
+from .report.github import in_github_actions
+
+EXIT_USAGE = 2
+
+__all__ = ["EXIT_INTERRUPTED", "EXIT_USAGE", "Launch", "log_guard_wanted"]
+
+
+@dataclass
+class Launch:
+    """One run as the `run` command or the Action starts it, and how far it got: `run` fills it in."""
+
+    exit_code: int = 0
+    config: RunConfig | None = None       # None when the configuration could not be built
+    outcome: RunOutcome | None = None     # None when the run did not end by itself
+    error: str | None = None              # the one-line message of a user mistake or an interrupt
+
+    def run(self, cli_values: dict[str, Any], cwd: Path | None = None) -> Launch:
+        """Build the run configuration from `agenttest run`'s values and run it inside the guarded log (see
+        `log_guard_wanted`). A user mistake (AgentTestError) ends it with exit code 2, an interrupt before the
+        engine took over the signals with 130; anything else is our bug and propagates, the guard resumed, with
+        `config` still telling the caller what the run may have written."""
+        try:
+            self.config = build_run_config(cli_values, cwd)
+            with guarded_log(sys.stdout, guard=log_guard_wanted(self.config.options.annotations, sys.stdout)):
+                outcome = run_suite(self.config)
+        except AgentTestError as exc:
+            self.exit_code, self.error = EXIT_USAGE, str(exc)
+        except KeyboardInterrupt:
+            self.exit_code, self.error = EXIT_INTERRUPTED, "interrupted"
+        else:
+            self.outcome, self.exit_code = outcome, outcome.exit_code
+        return self
+
+
+def log_guard_wanted(annotations: bool | None, stream: TextIO, environ: Mapping[str, str] | None = None) -> bool:
+    """Whether the run's log goes inside a stop-commands block: always in GitHub Actions (the runner parses it);
+    elsewhere only when annotations are forced on and the log is not a terminal (some other tool parses it). A
+    developer trying `--annotations` in a terminal sees the annotations without the block's two lines of noise."""
+    if in_github_actions(environ):
+        return True
+    return bool(annotations) and not _is_terminal(stream)
+
+
+def _is_terminal(stream: TextIO) -> bool:
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty())
