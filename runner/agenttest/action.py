@@ -21,8 +21,8 @@ import click
 
 from .actions_log import write_line
 from .config import RunConfig
-from .errors import AgentTestError, UsageError
-from .launch import EXIT_USAGE, Launch
+from .errors import EXIT_USAGE, AgentTestError, UsageError
+from .launch import Launch
 from .report.ci import artifact_paths
 from .report.escape import workflow_command
 

@@ -11,8 +11,8 @@ import click
 from . import __version__
 from .action import action
 from .actions_log import write_line
-from .errors import AgentTestError
-from .launch import EXIT_INTERRUPTED, EXIT_USAGE, Launch
+from .errors import EXIT_INTERRUPTED, EXIT_USAGE, AgentTestError
+from .launch import Launch
 from .project import find_config, load_project
 
 

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+# Process exit codes (SPEC §2): every selected case passed; some did not; a mistake before any case ran (or
+# BeforeAll failed); interrupted by SIGINT/SIGTERM.
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+
 
 @dataclass
 class Where:
@@ -51,11 +55,9 @@ class HookError(AgentTestError):
     """A hook reference that cannot be resolved, or a hook that raised."""
 
 
-ERROR_KINDS = ("invalid", "agent", "simulator", "judge", "hook", "infra")
-
-
 class AgentCallError(Exception):
-    """An agent call failed. `kind` is one of ERROR_KINDS (usually `agent` or `infra`)."""
+    """An agent call failed. `kind` is the result's `error_kind`: `agent`, or `infra` for connection, DNS and TLS
+    faults (the other kinds — invalid, simulator, judge, hook — are not raised by agents)."""
 
     def __init__(self, message: str, kind: str = "agent") -> None:
         super().__init__(message)

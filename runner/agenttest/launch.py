@@ -11,13 +11,9 @@ from typing import Any, TextIO
 
 from .actions_log import guarded_log
 from .config import RunConfig, build_run_config
-from .engine.run import EXIT_INTERRUPTED, RunOutcome, run_suite
-from .errors import AgentTestError
+from .engine.run import RunOutcome, run_suite
+from .errors import EXIT_INTERRUPTED, EXIT_USAGE, AgentTestError
 from .report.github import in_github_actions
-
-EXIT_USAGE = 2
-
-__all__ = ["EXIT_INTERRUPTED", "EXIT_USAGE", "Launch", "log_guard_wanted"]
 
 
 @dataclass

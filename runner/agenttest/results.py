@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from .assertions.base import AssertionResult
 
-STATUSES = ("passed", "failed", "error", "timeout", "skipped")
+Status = Literal["passed", "failed", "error", "timeout", "skipped"]
 
 
 @dataclass
 class CaseResult:
+    """The verdict on one case: what was sent, what came back, every assertion's verdict, and where it is written."""
+
     id: str
-    status: str
+    status: Status
     input: Any = None
     output: Any = None
     expected: Any = None
@@ -62,6 +64,8 @@ class CaseResult:
 
 @dataclass
 class Summary:
+    """The counts of a run, by status."""
+
     total: int = 0
     passed: int = 0
     failed: int = 0

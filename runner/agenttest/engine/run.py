@@ -21,7 +21,7 @@ from ..cases import load_suite
 from ..cases.model import Case, InvalidCase
 from ..config import RunConfig
 from ..durations import format_duration
-from ..errors import ConfigError, HookError, UsageError
+from ..errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, ConfigError, HookError, UsageError
 from ..hints import did_you_mean
 from ..options import run_filter_pattern, run_filter_tag
 from ..project import BuiltinSettings
@@ -36,7 +36,6 @@ from .schedule import Scheduler
 from .standard import AFTER_HOOK_GRACE, CaseRunner, base_result, case_dict, result_dict
 
 Entry = Case | InvalidCase
-EXIT_INTERRUPTED = 130
 
 
 @dataclass
@@ -122,8 +121,8 @@ async def _run(config: RunConfig, reporters: list[Reporter] | None) -> RunOutcom
     if scheduler.interrupted:
         return RunOutcome(report, EXIT_INTERRUPTED)
     if before_all_failed:
-        return RunOutcome(report, 2)
-    return RunOutcome(report, 0 if summary.ok and not errors else 1)
+        return RunOutcome(report, EXIT_USAGE)
+    return RunOutcome(report, EXIT_OK if summary.ok and not errors else EXIT_FAILED)
 
 
 async def run_entry(entry: Entry, runner: CaseRunner) -> CaseResult:
@@ -251,4 +250,4 @@ def _place(entry: InvalidCase) -> str:
     return f"{entry.file}:{entry.line}" if entry.file else f"line {entry.line}"
 
 
-__all__ = ["EXIT_INTERRUPTED", "RunOutcome", "run_suite"]
+__all__ = ["RunOutcome", "run_suite"]

@@ -7,6 +7,7 @@ from typing import Any, TextIO
 
 import click
 
+from ..actions_log import write_line
 from ..cases.model import Case, InvalidCase
 from ..durations import format_duration, format_elapsed
 from ..results import CaseResult
@@ -135,11 +136,7 @@ class ConsoleReporter(Reporter):
         self._line(f"{self._style('ℹ', 'blue')} {text}")
 
     def _line(self, text: str = "") -> None:
-        line = mask(text) + "\n"
-        encoding = getattr(self._out, "encoding", None) or "utf-8"
-        # A terminal that cannot show a character gets "?", never an exception that would end the run.
-        self._out.write(line.encode(encoding, "replace").decode(encoding))
-        self._out.flush()
+        write_line(self._out, mask(text))
 
     def _style(self, text: str, colour: str, bold: bool = False) -> str:
         return click.style(text, fg=colour, bold=bold) if self._color else text
