@@ -52,8 +52,7 @@ agents:
 def test_errors_name_the_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("MISSING_VAR", raising=False)
     cases = {
-        "agents:\n  a:\n    provider: python\n    callable: ${MISSING_VAR}\n":
-            "agents.a.callable: environment variable MISSING_VAR is not set",
+        "defaults:\n  name: ${MISSING_VAR}\n": "defaults.name: environment variable MISSING_VAR is not set",
         "agent:\n  a: {}\n": "agent: unknown key (did you mean 'agents'?)",
         "agents:\n  a:\n    provider: telnet\n": "agents.a.provider: unknown provider 'telnet'",
         "agents:\n  a:\n    command: [x]\n": "agents.a: needs 'provider'",
@@ -113,3 +112,21 @@ def test_options_not_built_yet_are_refused_not_ignored(tmp_path: Path, values: d
     with pytest.raises(UsageError, match=message):
         build_run_config({"input": ["s.jsonl"], **values}, tmp_path)
     assert build_run_config({"input": ["s.jsonl"], "runs": 1}, tmp_path).options.runs == 1  # the default is fine
+
+
+def test_a_missing_variable_matters_only_where_it_is_used(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("REMOTE_TOKEN", raising=False)
+    path = _write(tmp_path / "agenttest.yaml", """
+connectors:
+  llm: {model: m, api_key: "${REMOTE_TOKEN}"}
+agents:
+  local: {provider: exec, command: [run]}
+  remote: {provider: http, url: "http://127.0.0.1:9/x", headers: {Authorization: "Bearer ${REMOTE_TOKEN}"}}
+  model: {provider: openai, connector: llm}
+""")
+    project = load_project(path)            # a fork without the token can still load the file…
+    project.check_variables("local", uses_connectors=False)   # …and run the local agent
+    with pytest.raises(ConfigError, match=r"agents\.remote\.headers\.Authorization: environment variable REMOTE_TOKEN"):
+        project.check_variables("remote", uses_connectors=False)
+    with pytest.raises(ConfigError, match=r"connectors\.llm\.api_key: environment variable REMOTE_TOKEN"):
+        project.check_variables("model", uses_connectors=True)

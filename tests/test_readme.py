@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import re
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 from agenttest.cases import load_suite
@@ -38,3 +42,14 @@ def test_the_quick_start_commands_are_the_ones_ci_runs() -> None:
     assert commands[0].strip() == ("python3 -m venv .venv && .venv/bin/pip install . && "
                                    ".venv/bin/agenttest -i examples/expense/tests/expense.jsonl")
     assert commands[1].strip() in (REPO / ".ci" / "run").read_text()
+
+
+def test_the_case_examples_pass_against_the_example_agent(tmp_path: Path) -> None:
+    example = tmp_path / "expense"
+    shutil.copytree(REPO / "examples" / "expense", example)
+    (example / "tests" / "readme.jsonl").write_text(_blocks("jsonl")[0])
+    proc = subprocess.run([sys.executable, "-m", "agenttest", "-i", "tests/readme.jsonl"], cwd=example,
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    report = json.loads((example / "agenttest-results" / "report.json").read_text())
+    assert [r["status"] for r in report["results"]] == ["passed"] * 3

@@ -20,6 +20,7 @@ def respond(request: dict[str, Any]) -> dict[str, Any]:
     messages = request["messages"]
     text = _text(messages[-1]["content"]).lower()
     previous = _text(messages[-2]["content"]).lower() if len(messages) > 1 else ""
+    conversation = " ".join(_text(m.get("content")).lower() for m in messages)
 
     if re.search(r"\b(hi|hello|hey)\b", text):
         return {"content": "Hello! I can submit expenses, explain the policy, or check an expense's status."}
@@ -29,7 +30,10 @@ def respond(request: dict[str, Any]) -> dict[str, Any]:
     if status:
         return {"content": "", "data": {"id": status.group(1).upper(), "status": "approved", "amount": 3500}}
     if text.startswith(("yes", "confirm")) and "confirm" in previous:
-        return _submit(_amount(previous), _category(previous))
+        amount, category = _amount(previous) or _amount(conversation), _category(previous) or _category(conversation)
+        if amount is None or category is None:
+            return {"content": "What type of expense is it, and how much was it?"}
+        return _submit(amount, category)
     amount, category = _amount(text), _category(text)
     if "expense" in text or amount is not None:
         if amount is None:
@@ -42,7 +46,7 @@ def respond(request: dict[str, Any]) -> dict[str, Any]:
     return {"content": "I can only help with expenses."}
 
 
-def _submit(amount: float | None, category: str | None) -> dict[str, Any]:
+def _submit(amount: float, category: str) -> dict[str, Any]:
     arguments = {"amount": amount, "category": category, "currency": "USD"}
     calls = [{"id": "call_1", "name": "expense__check_policy", "arguments": {"amount": amount}},
              {"id": "call_2", "name": "expense__create_expense", "arguments": json.dumps(arguments)}]

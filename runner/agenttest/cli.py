@@ -61,6 +61,16 @@ def main() -> None:
               help="Emit ::error annotations at the failing JSONL lines [on in GitHub Actions].")
 @click.option("--max-annotations", type=int, help="At most this many annotations; the last says how many more [10].")
 @click.option("--config", type=click.Path(dir_okay=False), help="agenttest.yaml (default: discovered).")
+# SPEC flags of features not built yet: accepted so that using one says so (options.NOT_BUILT_YET), not listed.
+@click.option("--runs", type=int, hidden=True)
+@click.option("--min-pass-rate", type=float, hidden=True)
+@click.option("--shard", hidden=True)
+@click.option("--simulator", hidden=True)
+@click.option("--baseline", hidden=True)
+@click.option("--record", hidden=True)
+@click.option("--replay", hidden=True)
+@click.option("--max-cost", type=float, hidden=True)
+@click.option("--max-tokens", type=int, hidden=True)
 def run(**options: Any) -> None:
     """Run test suites against the target agent."""
     cli_values = {key: value for key, value in options.items() if value is not None and value != ()}
@@ -87,12 +97,10 @@ def validate(input: tuple[str, ...], config: str | None) -> None:
     not."""
     from .cases import load_suite
     from .cases.model import InvalidCase
-    from .workspace import repository_root
-
     cwd = Path.cwd()
     try:
-        load_project(find_config(config, list(input), cwd))
-        suite = load_suite(list(input), cwd=cwd, repo_root=repository_root(cwd))
+        project = load_project(find_config(config, list(input), cwd))
+        suite = load_suite(list(input), cwd=cwd, project_dir=project.directory if project.path else None)
     except AgentTestError as exc:
         click.echo(f"Error: {exc}", err=True)
         sys.exit(EXIT_USAGE)

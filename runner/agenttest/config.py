@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .cases.sources import existing_path
 from .options import RunOptions, merge_options
 from .project import ProjectConfig, find_config, load_project
 
@@ -57,7 +58,7 @@ def build_run_config(cli: dict[str, Any], cwd: Path | None = None) -> RunConfig:
     inputs = list(cli.get("input") or [])
     project = load_project(find_config(cli.get("config"), inputs, cwd))
     options = merge_options(project.defaults, cli)
-    agent_id, agent_path = _target_agent(options.name, inputs, project)
+    agent_id, agent_path = _target_agent(options.name, inputs, project, cwd)
     return RunConfig(inputs=inputs, project=project, cwd=cwd, options=options, agent_id=agent_id,
                      agent_path=agent_path)
 
@@ -75,15 +76,18 @@ def derive_agent_id(path: Path) -> str | None:
     return ".".join(after) or None
 
 
-def _target_agent(name: str | None, inputs: list[str], project: ProjectConfig) -> tuple[str | None, str | None]:
-    """`-n`/`defaults.name`, else derived from an `assistants/…` suite path, else the config's only agent."""
+def _target_agent(name: str | None, inputs: list[str], project: ProjectConfig,
+                  cwd: Path) -> tuple[str | None, str | None]:
+    """`-n`/`defaults.name`, else derived from an `assistants/…` suite path (however it is spelled: the resolved
+    path counts), else the config's only agent. The agent path is relative to `cwd` when inside it."""
     if name:
         return name, None
     for value in inputs:
-        derived = derive_agent_id(Path(value))
-        if derived:
-            suite = Path(value)
-            return derived, str(suite.parent.parent if suite.parent.name == "tests" else suite.parent)
+        suite = existing_path(cwd / value)
+        derived = derive_agent_id(suite) if suite is not None else None
+        if suite is not None and derived:
+            directory = suite.parent.parent if suite.parent.name == "tests" else suite.parent
+            return derived, str(directory.relative_to(cwd) if directory.is_relative_to(cwd) else directory)
     if len(project.agents) == 1:
         return next(iter(project.agents)), None
     return None, None

@@ -51,6 +51,7 @@ class ProjectConfig:
     defaults: dict[str, Any] = field(default_factory=dict)
     connectors: dict[str, registry.ConnectorSettings] = field(default_factory=dict)
     agents: dict[str, registry.ProviderSettings | BuiltinSettings] = field(default_factory=dict)
+    missing: dict[str, str] = field(default_factory=dict)   # key path → environment variable that is not set
 
     @property
     def directory(self) -> Path:
@@ -59,6 +60,14 @@ class ProjectConfig:
     @property
     def display_path(self) -> str:
         return str(self.path) if self.path else "agenttest.yaml"
+
+    def check_variables(self, agent_id: str, uses_connectors: bool) -> None:
+        """ConfigError for the first variable that the agent `agent_id` needs and that is not set: in its own
+        entry, and in every connector when it can use connectors (a case's `options.connector` picks any)."""
+        prefixes = [f"agents.{agent_id}."] + (["connectors."] if uses_connectors else [])
+        for key, name in self.missing.items():
+            if any(key.startswith(prefix) for prefix in prefixes):
+                raise ConfigError(f"{key}: environment variable {name} is not set", Where(self.display_path))
 
 
 def find_config(explicit: str | None, inputs: list[str], cwd: Path) -> Path | None:
@@ -100,7 +109,8 @@ def load_project(path: Path | None) -> ProjectConfig:
         raw = {}
     if not isinstance(raw, dict):
         raise ConfigError("the top level must be a mapping", Where(where))
-    expanded = _expand(raw, where, ())
+    missing: dict[str, str] = {}
+    expanded = _expand(raw, where, (), missing)
     try:
         parsed = ConfigFile.model_validate(expanded)
     except ValidationError as exc:
@@ -110,7 +120,7 @@ def load_project(path: Path | None) -> ProjectConfig:
     for connector in parsed.connectors.values():
         if connector.api_key:
             register_secret(connector.api_key)
-    return ProjectConfig(path=path, defaults=defaults, connectors=parsed.connectors, agents=agents)
+    return ProjectConfig(path=path, defaults=defaults, connectors=parsed.connectors, agents=agents, missing=missing)
 
 
 def _check_defaults(defaults: dict[str, Any], file: str) -> dict[str, Any]:
@@ -124,12 +134,16 @@ def _check_defaults(defaults: dict[str, Any], file: str) -> dict[str, Any]:
     return normal
 
 
-def _expand(value: Any, file: str, keys: tuple[str, ...]) -> Any:
-    """Replace ${VAR} / ${VAR:-default} in every string; remember values that are secrets."""
+def _expand(value: Any, file: str, keys: tuple[str, ...], missing: dict[str, str]) -> Any:
+    """Replace ${VAR} / ${VAR:-default} in every string; remember values that are secrets.
+
+    A variable that is not set is an error only where it is used: under `agents.X` or `connectors.Y` it is recorded
+    in `missing` (key path → variable) and checked when that agent runs, so a fork without the secrets of a remote
+    agent can still test a local one from the same file."""
     if isinstance(value, dict):
-        return {k: _expand(v, file, (*keys, str(k))) for k, v in value.items()}
+        return {k: _expand(v, file, (*keys, str(k)), missing) for k, v in value.items()}
     if isinstance(value, list):
-        return [_expand(v, file, (*keys, str(i))) for i, v in enumerate(value)]
+        return [_expand(v, file, (*keys, str(i)), missing) for i, v in enumerate(value)]
     if not isinstance(value, str) or "${" not in value:
         return value
     secret_place = bool(keys) and (keys[-1] == "api_key" or "headers" in keys)
@@ -139,6 +153,9 @@ def _expand(value: Any, file: str, keys: tuple[str, ...]) -> Any:
         found = os.environ.get(name)
         if found is None or (found == "" and default is not None):
             if default is None:
+                if keys[:1] in (("agents",), ("connectors",)) and len(keys) > 2:
+                    missing.setdefault(".".join(keys), name)
+                    return ""
                 raise ConfigError(f"{'.'.join(keys)}: environment variable {name} is not set", Where(file))
             found = default
         if found and (secret_place or _SECRET_NAME.search(name)):

@@ -32,6 +32,7 @@ class CaseResult:
     assertions: list[AssertionResult] = field(default_factory=list)
     usage: dict[str, int] | None = None
     tags: list[str] = field(default_factory=list)
+    ran: bool = True        # False: skipped because the run stopped first (interrupt, --fail-fast, BeforeAll)
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"id": self.id}
@@ -59,6 +60,8 @@ class CaseResult:
             out["usage"] = self.usage
         if self.tags:
             out["tags"] = self.tags
+        if not self.ran:
+            out["ran"] = False
         return out
 
 

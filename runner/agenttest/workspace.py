@@ -17,3 +17,15 @@ def repository_root(start: Path, environ: Mapping[str, str] | None = None) -> Pa
     workspace = (environ if environ is not None else os.environ).get("GITHUB_WORKSPACE")
     return Path(workspace).resolve() if workspace else start
 
+
+def attachment_root(suite_dir: Path, project_dir: Path | None = None) -> Path:
+    """The directory a suite's `file://` attachments must stay inside: the git repository holding the suite; without
+    one, the project (agenttest.yaml's directory) when the suite is inside it; else the suite's own directory.
+    Never the working directory: running from `/` must not open `/etc` to a suite."""
+    suite_dir = suite_dir.resolve()
+    for directory in [suite_dir, *suite_dir.parents]:
+        if (directory / ".git").exists():
+            return directory
+    if project_dir is not None and suite_dir.is_relative_to(project_dir.resolve()):
+        return project_dir.resolve()
+    return suite_dir

@@ -471,3 +471,83 @@ def test_a_signal_during_a_global_hook_still_writes_the_artifacts(project: Proje
     assert (project.root / "agenttest-results" / "junit.xml").exists()
     expected = "skipped" if hook == "BeforeAll" else "passed"
     assert report["results"][0]["status"] == expected
+
+
+def test_attachments_stay_inside_the_project_whatever_the_working_directory(tmp_path: Path) -> None:
+    project = Project(tmp_path / "proj")
+    project.write("agenttest.yaml", "agents:\n  echo: {provider: python, callable: echo_agent:respond}\n")
+    project.write("echo_agent.py", ECHO_AGENT)
+    project.write("fixtures/note.txt", "inside")
+    (tmp_path / "secret.txt").write_text("outside")
+    part = {"role": "user", "content": [{"type": "text", "text": "read"}, {"type": "file", "source": ""}]}
+
+    def case(case_id: str, source: str) -> dict:
+        return {"id": case_id, "input": [{**part, "content": [part["content"][0], {"type": "file", "source": source}]}]}
+
+    project.suite("tests/files.jsonl", case("inside", "file://../fixtures/note.txt"),
+                  case("outside", "file://../../secret.txt"))
+    run = run_cli("-i", "proj/tests/files.jsonl", "--config", "proj/agenttest.yaml", cwd=tmp_path)
+    statuses = {r["id"]: (r["status"], r.get("error_kind")) for r in run.report["results"]}
+    assert statuses == {"inside": ("passed", None), "outside": ("error", "invalid")}, run.stdout
+    assert "is outside the repository" in run.result("outside")["error"]
+
+
+def test_cases_that_never_ran_are_counted_everywhere(project: Project) -> None:
+    project.suite("suite.jsonl", {"id": "f1", "input": "hi", "assert": {"type": "contains", "value": "nope"}},
+                  *[{"id": f"f{i}", "input": "hi"} for i in range(2, 6)])
+    run = project.run("-i", "suite.jsonl", "--fail-fast", "--parallel", "1")
+    assert run.code == 1
+    assert sorted(e["id"] for e in run.events if e["type"] == "result") == ["f1", "f2", "f3", "f4", "f5"]
+    assert [r.get("ran", True) for r in run.report["results"]] == [True, False, False, False, False]
+    assert "  ○ 4 cases not run: --fail-fast stopped the run after f1 failed" in run.stdout.splitlines()
+    assert "► [f2]" not in run.stdout
+
+
+def test_an_unwritable_output_directory_stops_the_run_before_any_case(project: Project) -> None:
+    project.suite("suite.jsonl", {"id": "a", "input": "hi"})
+    calls = project.root / "calls.txt"
+    (project.root / "blocker").write_text("a file, not a directory")
+    run = project.run("-i", "suite.jsonl", "--output-dir", "blocker/out", env={"AGENT_CALLS_FILE": str(calls)})
+    assert run.code == 2
+    assert "cannot create the output directory" in run.stderr and "blocker/out" in run.stderr
+    assert not calls.exists()
+
+
+def test_the_agent_id_does_not_depend_on_how_the_path_is_spelled(tmp_path: Path) -> None:
+    project = Project(tmp_path)
+    project.write("agenttest.yaml", """
+        agents:
+          workers.keyword: {provider: python, callable: echo_agent:respond}
+          other: {provider: python, callable: echo_agent:respond}
+        """)
+    project.write("echo_agent.py", ECHO_AGENT)
+    project.suite("assistants/workers/keyword/tests/x.jsonl", {"id": "a", "input": "hi"})
+    run = run_cli("-i", "workers/keyword/tests/x.jsonl", "--config", "../agenttest.yaml",
+                  cwd=tmp_path / "assistants")
+    assert run.code == 0, run.stderr
+    assert run.report["summary"]["agent_id"] == "workers.keyword"
+
+
+def test_a_hanging_after_hook_is_bounded(project: Project) -> None:
+    project.write("slow_test.py", """
+        import time
+        def After(ctx, case, result, data):
+            time.sleep(30)
+        """)
+    project.suite("suite.jsonl", {"id": "a", "input": "hi", "timeout": "500ms", "after": "slow_test.After"})
+    started = time.monotonic()
+    run = project.run("-i", "suite.jsonl")
+    assert time.monotonic() - started < 10
+    assert (run.result("a")["status"], run.result("a")["error_kind"]) == ("error", "hook")
+    assert run.result("a")["error"] == "after hook: timeout after 500ms"
+
+
+@pytest.mark.parametrize(("flag", "value", "message"), [
+    ("--runs", "3", "--runs: stability analysis is not built yet"),
+    ("--shard", "1/2", "--shard: sharding is not built yet"),
+    ("--replay", "cassettes", "--replay: record/replay is not built yet"),
+])
+def test_flags_of_features_not_built_yet_say_so(project: Project, flag: str, value: str, message: str) -> None:
+    project.suite("suite.jsonl", {"id": "a", "input": "hi"})
+    run = project.run("-i", "suite.jsonl", flag, value)
+    assert run.code == 2 and message in run.stderr

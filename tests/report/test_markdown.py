@@ -47,8 +47,9 @@ def test_interrupted_and_run_error() -> None:
 
 def test_interrupted_counts_the_cases_that_ran() -> None:
     """Results hold every selected case: the ones the interrupt (or --fail-fast, or BeforeAll) kept from running
-    are `skipped` with the engine's reason, and did not run; a case skipped by its own `skip` did."""
-    never_ran = [CaseResult(id=f"cut-{reason}", status="skipped", error=reason, file="suites/b.jsonl", line=9)
+    are `skipped` and marked `ran: false`; a case skipped by its own `skip` did run, as far as counts go."""
+    never_ran = [CaseResult(id=f"cut-{reason}", status="skipped", error=reason, file="suites/b.jsonl", line=9,
+                            ran=False)
                  for reason in ("interrupted", "not run", "not run: --fail-fast stopped the run after fail failed")]
     results = [*mixed_results()[:3], mixed_results()[4], *never_ran]       # pass, fail, boom, later (skip:)
     text = render_markdown(make_report(results, interrupted=True).to_dict())

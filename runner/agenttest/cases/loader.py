@@ -22,6 +22,7 @@ from ..assertions.base import REGISTRY, AssertionSpec, json_type, known_types, p
 from ..errors import SuiteError
 from ..hints import closest
 from ..validation import describe_errors
+from ..workspace import attachment_root
 from .inputs import InputError, normalize_input
 from .model import Case, InvalidCase, Suite
 from .reader import RawEntry, read_entries
@@ -31,15 +32,19 @@ from .sources import display_path, sources
 INVALID = "invalid test case: "
 
 
-def load_suite(inputs: list[str], *, cwd: Path, repo_root: Path, exclude: Iterable[Path] = ()) -> Suite:
+def load_suite(inputs: list[str], *, cwd: Path, project_dir: Path | None = None, exclude: Iterable[Path] = (),
+               repo_root: Path | None = None) -> Suite:
     """Load every `-i` value, in order, into one Suite.
+
+    `file://` attachments must stay inside `repo_root` when it is given, else inside each suite's
+    `workspace.attachment_root` (its git repository, or the project `project_dir` holding it, or its directory).
 
     Raises UsageError for a value that names nothing loadable (a missing `.jsonl`/`.json` file, a glob matching no
     file, a directory without `*.jsonl`, a generator input). Every problem inside a file is an InvalidCase instead.
     """
     cwd = cwd.absolute()
     found = [source for value in inputs for source in sources(value, cwd, exclude)]
-    builder = _SuiteBuilder(repo_root)
+    builder = _SuiteBuilder()
     loaded: set[Path] = set()
     for source in found:
         if isinstance(source, str):
@@ -51,8 +56,9 @@ def load_suite(inputs: list[str], *, cwd: Path, repo_root: Path, exclude: Iterab
         loaded.add(real)
         display = display_path(source, cwd)
         builder.suite.files.append(display)
+        root = repo_root or attachment_root(source.parent, project_dir)
         for entry in read_entries(source):
-            builder.add_entry(entry, display, source.parent)
+            builder.add_entry(entry, display, source.parent, root)
     return builder.suite
 
 
@@ -60,7 +66,6 @@ def load_suite(inputs: list[str], *, cwd: Path, repo_root: Path, exclude: Iterab
 class _SuiteBuilder:
     """Turns entries into Cases or InvalidCases, in order, and refuses an id defined earlier in the run."""
 
-    repo_root: Path
     suite: Suite = field(default_factory=Suite)
     first_defined: dict[str, str] = field(default_factory=dict)
     messages: int = 0
@@ -77,7 +82,7 @@ class _SuiteBuilder:
             self.first_defined[case_id] = "by a direct message (-i)"
         self.suite.entries.append(entry)
 
-    def add_entry(self, raw: RawEntry, file: str, base_dir: Path) -> None:
+    def add_entry(self, raw: RawEntry, file: str, base_dir: Path, repo_root: Path) -> None:
         case_id, raw_input = _known_id_and_input(raw.value)
         problem = raw.error
         if problem is None and case_id is not None and case_id in self.first_defined:
@@ -89,7 +94,7 @@ class _SuiteBuilder:
                                                   input=raw_input))
             return
         try:
-            entry = build_case(raw.value, file=file, line=raw.line, base_dir=base_dir, repo_root=self.repo_root)
+            entry = build_case(raw.value, file=file, line=raw.line, base_dir=base_dir, repo_root=repo_root)
         except RecursionError:
             entry = InvalidCase(f"{INVALID}nested too deeply", id=case_id, file=file, line=raw.line)
         self.suite.entries.append(entry)

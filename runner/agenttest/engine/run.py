@@ -27,9 +27,9 @@ from ..options import run_filter_pattern, run_filter_tag
 from ..project import BuiltinSettings
 from ..report import Reporter, RunInfo, build_reporters
 from ..report.base import Report, now
+from ..report.ci import artifact_paths
 from ..report.files import json_line, write_text
 from ..results import CaseResult, Summary
-from ..workspace import repository_root
 from .context import RunContext
 from .hooks import Hooks
 from .schedule import Scheduler
@@ -53,8 +53,8 @@ def run_suite(config: RunConfig, reporters: list[Reporter] | None = None) -> Run
 
 async def _run(config: RunConfig, reporters: list[Reporter] | None) -> RunOutcome:
     options = config.options
-    suite = load_suite(config.inputs, cwd=config.cwd, repo_root=repository_root(config.cwd),
-                       exclude=[config.output_dir])
+    project_dir = config.project.directory if config.project.path else None
+    suite = load_suite(config.inputs, cwd=config.cwd, project_dir=project_dir, exclude=[config.output_dir])
     entries = select(suite.entries, options.run)
     if not entries:
         if options.run:
@@ -64,6 +64,7 @@ async def _run(config: RunConfig, reporters: list[Reporter] | None) -> RunOutcom
         return RunOutcome(None, dry_run(entries, config))
 
     settings = target_settings(config)
+    check_writable(config)
     context = RunContext.load(config.ctx_file, options.user, options.team)
     agent = create_agent(config, settings)
     reporters = reporters if reporters is not None else build_reporters(config)
@@ -169,7 +170,21 @@ def target_settings(config: RunConfig) -> registry.ProviderSettings:
         raise ConfigError(f"agent {config.agent_id!r} is not defined in {project.display_path}{hint}")
     if isinstance(settings, BuiltinSettings):
         raise ConfigError(f"agent {config.agent_id!r} is a builtin {settings.builtin} helper, not an agent to test")
+    project.check_variables(config.agent_id, uses_connectors=hasattr(settings, "connector"))
     return settings
+
+
+def check_writable(config: RunConfig) -> None:
+    """Every directory an artifact goes to exists and is writable, before any case runs: a green run must never
+    end without its report. UsageError (exit 2) otherwise."""
+    paths = [*artifact_paths(config).values(), *([config.output] if config.output else [])]
+    for directory in dict.fromkeys(path.parent for path in paths):
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise UsageError(f"cannot create the output directory {directory}: {exc.strerror or exc}") from exc
+        if not os.access(directory, os.W_OK):
+            raise UsageError(f"cannot write to the output directory {directory}")
 
 
 def create_agent(config: RunConfig, settings: registry.ProviderSettings) -> Agent:
@@ -197,7 +212,7 @@ def invalid_result(entry: InvalidCase) -> CaseResult:
 def skipped_result(entry: Entry, reason: str) -> CaseResult:
     """The result of an entry that never ran (fail-fast, interrupt, BeforeAll failure)."""
     result = invalid_result(entry) if isinstance(entry, InvalidCase) else base_result(entry)
-    result.status, result.error, result.error_kind = "skipped", reason, None
+    result.status, result.error, result.error_kind, result.ran = "skipped", reason, None, False
     return result
 
 

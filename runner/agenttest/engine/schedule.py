@@ -54,8 +54,11 @@ class Scheduler(Generic[Entry]):
             if isinstance(outcome, Exception):  # our bug: let it surface with its traceback
                 raise outcome
         reason = self._stop_reason or "not run"
-        return [result if result is not None else self._skipped(self._entries[i], reason)
-                for i, result in enumerate(results)]
+        for index, result in enumerate(results):
+            if result is None:   # never started: reported like any other result, so every count adds up
+                results[index] = self._skipped(self._entries[index], reason)
+                self._on_finish(results[index])  # type: ignore[arg-type]
+        return results  # type: ignore[return-value]
 
     async def _work(self, results: list[CaseResult | None]) -> None:
         while self._stop_reason is None and self._next < len(self._entries):

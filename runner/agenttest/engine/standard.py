@@ -51,11 +51,11 @@ class CaseRunner:
         except HookError as exc:
             result.status, result.error, result.error_kind = "error", f"before hook: {exc.message}", "hook"
         except asyncio.CancelledError:
-            result.status, result.error = "skipped", "interrupted"
+            result.status, result.error, result.ran = "skipped", "interrupted", False
             await self._after(case, result, before_data, grace=AFTER_HOOK_GRACE)
             raise
         result.duration_ms = round((time.monotonic() - started) * 1000)
-        await self._after(case, result, before_data)
+        await self._after(case, result, before_data, grace=timeout)
         return result
 
     async def _call_and_check(self, case: Case, result: CaseResult, deadline: float, timeout: float) -> None:
@@ -89,16 +89,18 @@ class CaseRunner:
         return AgentRequest(agent=self.agent.id, messages=case.messages, options=request_options(case, self.connector),
                             context=self.context.request_context(case), deadline=deadline)
 
-    async def _after(self, case: Case, result: CaseResult, before_data: Any, grace: float | None = None) -> None:
-        """After always runs; its failure is reported on the case, never swallowed."""
+    async def _after(self, case: Case, result: CaseResult, before_data: Any, grace: float) -> None:
+        """After always runs, for at most `grace` seconds (the case's timeout; a short grace when interrupted);
+        its failure is reported on the case, never swallowed."""
         if not case.after:
             return
         call = self.hooks.call(case.after, case.base_dir, self.context.hook_context(case), case_dict(case),
                                result_dict(result), before_data)
         try:
-            await (asyncio.wait_for(call, grace) if grace else call)
+            await asyncio.wait_for(call, grace)
         except (HookError, asyncio.TimeoutError) as exc:
-            message = f"after hook: {exc.message}" if isinstance(exc, HookError) else "after hook timed out"
+            message = (f"after hook: {exc.message}" if isinstance(exc, HookError)
+                       else f"after hook: timeout after {format_duration(grace)}")
             if result.status in ("passed", "skipped"):
                 result.status, result.error, result.error_kind = "error", message, "hook"
             else:

@@ -35,6 +35,7 @@ class ConsoleReporter(Reporter):
         self._running = 0
         self._last_progress = time.monotonic()
         self._live_shown = False
+        self._not_run: dict[str, int] = {}
 
     def run_started(self, info: RunInfo) -> None:
         self._total = info.total
@@ -45,7 +46,7 @@ class ConsoleReporter(Reporter):
         self._info(f"Agent: {info.agent_id}")
         if info.connector:
             self._info(f"Connector: {info.connector}")
-        self._info(f"Input: {', '.join(info.inputs)} ({info.total} test cases)")
+        self._info(f"Input: {', '.join(info.inputs)} ({info.total} test {'case' if info.total == 1 else 'cases'})")
         self._info(f"Timeout: {info.options.get('timeout', format_duration(120))}")
         if int(info.options.get("parallel", 1)) > 1:
             self._info(f"Parallel: {info.options['parallel']}")
@@ -59,8 +60,11 @@ class ConsoleReporter(Reporter):
         self._running = max(0, self._running - 1)
         self._done += 1
         self._clear_live()
-        for line in self.case_lines(result):
-            self._line(line)
+        if not result.ran:      # counted, and said once in the summary rather than a line per case
+            self._not_run[result.error or "not run"] = self._not_run.get(result.error or "not run", 0) + 1
+        else:
+            for line in self.case_lines(result):
+                self._line(line)
         self._progress()
 
     def run_finished(self, report: Report) -> None:
@@ -76,9 +80,14 @@ class ConsoleReporter(Reporter):
         for label, count in (("Skipped", s.skipped), ("Errors", s.errors), ("Timeouts", s.timeouts)):
             if count:
                 self._line(f"  {label + ':':<10} {count}")
-        rate_colour = "green" if s.pass_rate == 100 else "yellow" if s.pass_rate >= 80 else "red"
-        self._line(f"  Pass Rate: {self._style(f'{s.pass_rate:.1f}%', rate_colour, bold=True)}")
+        if s.total > s.skipped:
+            rate_colour = "green" if s.pass_rate == 100 else "yellow" if s.pass_rate >= 80 else "red"
+            self._line(f"  Pass Rate: {self._style(f'{s.pass_rate:.1f}%', rate_colour, bold=True)}")
+        else:
+            self._line("  Pass Rate: n/a (no case ran)")
         self._line(f"  Duration:  {format_elapsed(s.duration_ms / 1000)}")
+        for reason, count in self._not_run.items():
+            self._line(self._style(f"  ○ {count} {'case' if count == 1 else 'cases'} {reason}", "yellow"))
         if report.interrupted:
             self._line(self._style("  Interrupted: partial results", "yellow", bold=True))
         for error in (report.error or "").split("; ") if report.error else []:
@@ -152,7 +161,7 @@ def summarize_input(value: Any) -> str:
         for message in reversed(value):
             if isinstance(message, dict) and message.get("role", "user") == "user":
                 return _content_text(message.get("content"))
-        return f"[{len(value)} messages]"
+        return f"[{len(value)} message{'' if len(value) == 1 else 's'}]"
     return to_display(value)
 
 

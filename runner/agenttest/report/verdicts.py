@@ -22,9 +22,8 @@ def is_failing(result: dict[str, Any]) -> bool:
 
 def never_ran(result: dict[str, Any]) -> bool:
     """Skipped because the run stopped before the case (an interrupt, --fail-fast, a failed BeforeAll), not by
-    the case's own `skip`: the engine gives these the reason `interrupted` or `not run…`."""
-    reason = str(result.get("error") or "")
-    return result.get("status") == "skipped" and (reason == "interrupted" or reason.startswith("not run"))
+    the case's own `skip`: the engine marks these `"ran": false`."""
+    return result.get("ran") is False
 
 
 def failed_assertions(result: dict[str, Any]) -> list[dict[str, Any]]:
