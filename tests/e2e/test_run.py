@@ -238,10 +238,18 @@ def test_direct_message_with_name(project: Project) -> None:
 
 
 def test_output_file_by_extension(project: Project) -> None:
-    project.suite("suite.jsonl", {"id": "a", "input": "hi"})
-    run = project.run("-i", "suite.jsonl", "-o", "out/report.json")
-    assert run.code == 0
-    assert json.loads((project.root / "out" / "report.json").read_text())["summary"]["passed"] == 1
+    project.suite("suite.jsonl", {"id": "a", "input": "hi"},
+                  {"id": "b", "input": "<script>alert(1)</script>", "assert": {"type": "contains", "value": "nope"}})
+    for name in ("out/report.json", "out/report.jsonl", "out/report.md", "out/report.html"):
+        run = project.run("-i", "suite.jsonl", "-o", name)
+        assert run.code == 1 and "Traceback" not in run.stderr, run.stderr
+    for name in ("report.json", "report.jsonl"):    # anything but .md/.html is Yao's JSON report
+        assert json.loads((project.root / "out" / name).read_text())["summary"]["passed"] == 1
+    markdown = (project.root / "out" / "report.md").read_text()
+    assert markdown.startswith("## ❌ agenttest: 1 failed") and "output does not contain 'nope'" in markdown
+    html = (project.root / "out" / "report.html").read_text()
+    assert html.lstrip().lower().startswith("<!doctype html>")
+    assert "<script>alert(1)</script>" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
 
 
 def test_hooks_before_after_and_globals(project: Project) -> None:
