@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
-import inspect
 import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -42,28 +41,6 @@ def resolve_callable(ref: str, search_dirs: Iterable[Path], what: str = "functio
     raise HookError(f"{what} {ref!r}: no {relative}.py found (looked in {looked})")
 
 
-async def call_maybe_async(func: Callable[..., Any], *args: Any) -> Any:
-    """Call a user function that may be sync or async, passing only as many positional args as it takes."""
-    result = func(*args[: _arity(func, len(args))])
-    if inspect.isawaitable(result):
-        result = await result
-    return result
-
-
-def _arity(func: Callable[..., Any], available: int) -> int:
-    try:
-        params = inspect.signature(func).parameters.values()
-    except (TypeError, ValueError):
-        return available
-    count = 0
-    for param in params:
-        if param.kind == param.VAR_POSITIONAL:
-            return available
-        if param.kind in (param.POSITIONAL_ONLY, param.POSITIONAL_OR_KEYWORD):
-            count += 1
-    return min(count, available)
-
-
 def _load(path: Path) -> ModuleType:
     module = _MODULES.get(path)
     if module is not None:
@@ -78,7 +55,7 @@ def _load(path: Path) -> ModuleType:
     sys.path.insert(0, str(path.parent))
     try:
         spec.loader.exec_module(module)
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:   # a file that runs argparse or sys.exit on import is a bad reference
         sys.modules.pop(name, None)
         raise HookError(f"loading {path} failed: {type(exc).__name__}: {exc}") from exc
     finally:

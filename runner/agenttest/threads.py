@@ -1,4 +1,4 @@
-"""Run blocking user code (sync agents, hooks) off the event loop, in threads that never delay exit.
+"""Call user code (agents, hooks, scripts) the one way: off the event loop, in threads that never delay exit.
 
 asyncio.to_thread uses the loop's default executor, whose threads asyncio.run joins on shutdown: a sync agent
 stuck past its timeout would hold the whole run open. A daemon thread per call is abandoned instead.
@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import inspect
 import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -16,7 +17,39 @@ from typing import Any, TypeVar
 T = TypeVar("T")
 
 
+async def call_user(func: Callable[..., Any], *args: Any) -> Any:
+    """Call a user's function, sync or async, and return what it returns (awaited when it is awaitable).
+
+    Only as many of `args` are passed as the function takes positionally. A sync function runs in a daemon thread,
+    so it neither blocks the other cases nor escapes the case's timeout. `sys.exit`, `KeyboardInterrupt` and other
+    non-`Exception` escapes become a RuntimeError, so user code can fail a case but never end the run; cancellation
+    of the calling task (a timeout, Ctrl-C) still propagates.
+    """
+    args = args[:_arity(func, len(args))]
+    try:
+        if inspect.iscoroutinefunction(func):
+            result = await func(*args)
+        else:
+            result = await run_in_thread(func, *args)
+        if inspect.isawaitable(result):
+            result = await result
+    except asyncio.CancelledError as exc:
+        if _being_cancelled():
+            raise
+        raise RuntimeError(_escape_message(exc)) from exc
+    except Exception:
+        raise
+    except BaseException as exc:
+        raise RuntimeError(_escape_message(exc)) from exc
+    return result
+
+
 async def run_in_thread(func: Callable[..., T], *args: Any) -> T:
+    """`func(*args)` in a new daemon thread (with the caller's context variables), awaited without blocking the loop.
+
+    Whatever `func` raises is re-raised here, BaseExceptions included. When the awaiting task is cancelled the
+    thread cannot be stopped: it runs on, its outcome is discarded, and it never keeps the process alive.
+    """
     loop = asyncio.get_running_loop()
     future: asyncio.Future[T] = loop.create_future()
     context = contextvars.copy_context()
@@ -41,3 +74,34 @@ async def run_in_thread(func: Callable[..., T], *args: Any) -> T:
 
     threading.Thread(target=target, name=f"agenttest-{getattr(func, '__name__', 'call')}", daemon=True).start()
     return await future
+
+
+def _arity(func: Callable[..., Any], available: int) -> int:
+    """How many of `available` positional arguments `func` accepts (all of them when it takes *args or hides its
+    signature)."""
+    try:
+        params = inspect.signature(func).parameters.values()
+    except (TypeError, ValueError):
+        return available
+    count = 0
+    for param in params:
+        if param.kind == param.VAR_POSITIONAL:
+            return available
+        if param.kind in (param.POSITIONAL_ONLY, param.POSITIONAL_OR_KEYWORD):
+            count += 1
+    return min(count, available)
+
+
+def _being_cancelled() -> bool:
+    """Whether the current task was asked to stop, as opposed to user code raising CancelledError on its own.
+    Python 3.10 cannot tell the two apart, so there every CancelledError counts as ours."""
+    task = asyncio.current_task()
+    cancelling = getattr(task, "cancelling", None)
+    return cancelling is None or cancelling() > 0
+
+
+def _escape_message(exc: BaseException) -> str:
+    if isinstance(exc, SystemExit):
+        return f"called sys.exit({'' if exc.code is None else repr(exc.code)})"
+    text = str(exc)
+    return f"raised {type(exc).__name__}" + (f": {text}" if text else "")

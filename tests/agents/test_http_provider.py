@@ -142,6 +142,11 @@ def test_sse_plain_text_chunks_are_appended(server: ScriptedServer, tmp_path: Pa
     assert call_one(agent(server, tmp_path, stream="sse")).content == "Hello, world\nagain"
 
 
+def test_sse_json_string_chunks_are_decoded(server: ScriptedServer, tmp_path: Path) -> None:
+    server.enqueue(sse_reply(['data: "Hello,"\n\n', 'data: " world"\n\n', 'data: "line\\n"\n\n']))
+    assert call_one(agent(server, tmp_path, stream="sse")).content == "Hello, worldline\n"
+
+
 def test_sse_with_the_default_mapping_reads_canonical_events(server: ScriptedServer, tmp_path: Path) -> None:
     server.enqueue(sse_reply(['data: {"content": "a"}\n\n', 'data: {"content": "b", "awaiting_input": true}\n\n']))
     response = call_one(agent(server, tmp_path, stream="sse"))

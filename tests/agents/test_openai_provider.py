@@ -12,7 +12,7 @@ from typing import Any
 import openai
 import pytest
 
-from agenttest.agents.openai import chat_messages
+from agenttest.agents.openai_chat import chat_messages
 from agenttest.agents.registry import ConnectorSettings
 from agenttest.errors import AgentCallError, ConfigError
 from fakes.openai_server import FakeOpenAI, chat_request_problems, completion
@@ -306,6 +306,20 @@ def test_unknown_connectors(fake_openai: FakeOpenAI, tmp_path: Path) -> None:
         call_one(make_agent("openai", tmp_path, connectors=connectors, connector="a"), request(connector="typo"))
     assert caught.value.kind == "invalid"
     assert caught.value.message == "connector 'typo' is not defined in agenttest.yaml (defined: a)"
+
+
+def test_connectors_that_cannot_serve_the_agent(fake_openai: FakeOpenAI, tmp_path: Path) -> None:
+    connectors = {"a": ConnectorSettings(base_url=fake_openai.base_url, model="m"),
+                  "bad-url": ConnectorSettings(base_url="ftp://x/v1", model="m"),
+                  "other-type": ConnectorSettings(type="anthropic", base_url=fake_openai.base_url, model="m")}
+    llm = make_agent("openai", tmp_path, connectors=connectors, connector="a")   # unused bad ones are no obstacle
+    for name, message in [("bad-url", "connectors.bad-url.base_url: 'ftp://x/v1' must be an absolute http"),
+                          ("other-type", "connectors.other-type: connector type 'anthropic' is not supported")]:
+        with pytest.raises(AgentCallError) as caught:
+            call_one(llm, request(connector=name))
+        assert caught.value.kind == "invalid" and caught.value.message.startswith(message)
+        with pytest.raises(ConfigError, match=f"--connector {name}: {message}"):
+            make_agent("openai", tmp_path, connectors=connectors, connector="a", connector_override=name)
 
 
 def test_settings_errors(tmp_path: Path) -> None:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
-from agenttest.agents.base import AgentResponse
+from agenttest.agents.base import AgentResponse, usage_counts
 from agenttest.errors import AgentCallError
 
 
@@ -50,3 +52,13 @@ def test_bad_shapes_are_agent_errors(raw: object, message: str) -> None:
     with pytest.raises(AgentCallError) as info:
         AgentResponse.from_raw(raw)
     assert info.value.message == message and info.value.kind == "agent"
+
+
+@pytest.mark.parametrize(("usage", "counts"), [
+    ({"prompt_tokens": 3, "completion_tokens": 4, "cached": True, "details": {"reasoning_tokens": 1}, "note": "x"},
+     {"prompt_tokens": 3, "completion_tokens": 4}),
+    (None, {}),
+    ("lots", {}),
+])
+def test_usage_counts_keeps_the_integer_counters(usage: Any, counts: dict[str, int]) -> None:
+    assert usage_counts(usage) == counts

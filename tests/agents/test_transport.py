@@ -1,5 +1,5 @@
 """The shared HTTP transport against real local servers: retries, Retry-After, deadlines, every connection fault,
-the connection pool, and the SSE reader."""
+and the connection pool."""
 
 from __future__ import annotations
 
@@ -15,9 +15,11 @@ import trustme
 from aiohttp import web
 
 from agenttest.agents import transport
-from agenttest.agents.transport import HttpTransport, SSEEvent, display_url, iter_sse, parse_retry_after
+from agenttest.agents.sse import iter_sse
+from agenttest.agents.transport import HttpTransport, parse_retry_after
+from agenttest.agents.urls import display_url
 from agenttest.errors import AgentCallError
-from agenttest.secrets import mask, register_secret
+from agenttest.secrets import register_secret
 from fakes.server import ScriptedServer, ThreadedServer, disconnect, json_reply, sse_reply, status_reply, text_reply
 
 
@@ -304,62 +306,3 @@ def test_long_error_bodies_are_quoted_short_on_one_line() -> None:
     assert "\n" not in error.message
     assert error.message.startswith(f"HTTP 500 from {server.endpoint}: <html> xxx")
     assert error.message.endswith("…") and len(error.message) < 400
-
-
-# --- SSE --------------------------------------------------------------------------------------------------------
-
-def read_events(*chunks: str) -> list[SSEEvent]:
-    with ScriptedServer("/events", sse_reply(list(chunks))) as server:
-        async def run() -> list[SSEEvent]:
-            client = HttpTransport(pool_size=1, retries=0)
-            try:
-                async with client.send(server.endpoint, {}, {}, None) as response:
-                    return [event async for event in iter_sse(response)]
-            finally:
-                await client.aclose()
-        return asyncio.run(run())
-
-
-def test_sse_events_comments_multiline_data_and_event_types() -> None:
-    events = read_events(": keep-alive\n\n", "event: delta\ndata: {\"a\": 1}\n\n", "data: line one\ndata: line two\n\n",
-                         "data:no-space\nid: 7\nretry: 100\n\n", "data:  two spaces\n\n")
-    assert events == [SSEEvent('{"a": 1}', "delta"), SSEEvent("line one\nline two"), SSEEvent("no-space"),
-                      SSEEvent(" two spaces")]
-
-
-def test_sse_any_line_ending_even_split_across_chunks() -> None:
-    events = read_events("data: a\r\n\r\nda", "ta: b\r", "\n\r", "\ndata: c\r\rdata: é".encode().decode(),
-                         "\n\n")
-    assert [e.data for e in events] == ["a", "b", "c", "é"]
-
-
-def test_sse_multibyte_characters_split_across_chunks() -> None:
-    with ScriptedServer("/events") as server:
-        async def reply(request: web.Request, body: Any) -> web.StreamResponse:
-            response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
-            await response.prepare(request)
-            encoded = "data: héllo wörld\n\n".encode()
-            for i in range(len(encoded)):
-                await response.write(encoded[i:i + 1])
-            await response.write_eof()
-            return response
-        server.enqueue(reply)
-
-        async def run() -> list[SSEEvent]:
-            client = HttpTransport(pool_size=1, retries=0)
-            try:
-                async with client.send(server.endpoint, {}, {}, None) as response:
-                    return [event async for event in iter_sse(response)]
-            finally:
-                await client.aclose()
-        assert [e.data for e in asyncio.run(run())] == ["héllo wörld"]
-
-
-def test_sse_last_event_without_blank_line_is_kept() -> None:
-    assert [e.data for e in read_events("data: one\n\n", "data: [DONE]")] == ["one", "[DONE]"]
-
-
-def test_mask_is_applied_by_snippet() -> None:
-    register_secret("tok-snippet-secret-42")
-    assert transport.snippet("a   b\n tok-snippet-secret-42") == "a b ***"
-    assert mask("tok-snippet-secret-42") == "***"

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import textwrap
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -10,13 +12,13 @@ from typing import Any
 import pytest
 
 from agenttest.agents.base import AgentResponse, ToolExecution
-from agenttest.assertions import AssertionResult
+from agenttest.assertions import AssertionResult, AssertionSpec, EvalContext, evaluate_all, prepare_assertion
 from agenttest.errors import SuiteError
 
 Check = Callable[..., AssertionResult]
 
 CHECKS = '''
-import json
+import json, sys, threading, time
 
 def is_polite(output):
     return "please" in output
@@ -44,6 +46,16 @@ def raises(output):
 
 def blank_message(output):
     return {"pass": False, "message": ""}
+
+def exits(output):
+    sys.exit("x")
+
+def thread_name(output):
+    return {"pass": True, "message": threading.current_thread().name}
+
+def sleeps(output):
+    time.sleep(2)
+    return True
 
 NOT_CALLABLE = 3
 '''
@@ -102,10 +114,28 @@ def test_use_form_and_src_directory(check: Check, suite_dir: Path) -> None:
                               '"message": str})'),
     ("checks.raises", "script execution failed: checks.raises raised ValueError: bad output"),
     ("checks.blank_message", "script assertion failed"),
+    ("checks.exits", "script execution failed: checks.exits raised RuntimeError: called sys.exit('x')"),
 ])
 def test_failures_explain_themselves(check: Check, suite_dir: Path, ref: str, message: str) -> None:
     result = run(check, suite_dir, ref)
     assert (result.passed, result.message) == (False, message)
+
+
+def test_a_sync_script_runs_in_its_own_thread(check: Check, suite_dir: Path) -> None:
+    assert run(check, suite_dir, "checks.thread_name").message.startswith("agenttest-")
+
+
+def test_a_slow_sync_script_does_not_block_the_loop_and_is_stopped_by_a_timeout(suite_dir: Path) -> None:
+    spec = AssertionSpec(type="script", script="checks.sleeps", base_dir=suite_dir)
+    prepare_assertion(spec)
+
+    async def main() -> float:
+        started = time.monotonic()
+        with pytest.raises(asyncio.TimeoutError):
+            await asyncio.wait_for(evaluate_all([spec], EvalContext(AgentResponse(content="ok"))), 0.2)
+        return time.monotonic() - started
+
+    assert asyncio.run(main()) < 1.0
 
 
 def test_negate(check: Check, suite_dir: Path) -> None:

@@ -21,6 +21,7 @@ class AgentRequest:
     deadline: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
+        """The request as agents receive it (without the deadline)."""
         return {"agent": self.agent, "messages": self.messages, "options": self.options, "context": self.context}
 
 
@@ -33,6 +34,7 @@ class ToolCall:
     arguments: Any = None
 
     def to_dict(self) -> dict[str, Any]:
+        """The call as the report and assertions show it."""
         return {"id": self.id, "name": self.name, "arguments": self.arguments}
 
 
@@ -47,6 +49,7 @@ class ToolExecution:
     error: str = ""
 
     def to_dict(self) -> dict[str, Any]:
+        """The execution as the report and assertions show it."""
         return {"id": self.id, "name": self.name, "arguments": self.arguments, "result": self.result,
                 "error": self.error}
 
@@ -84,10 +87,11 @@ class AgentResponse:
             awaiting_input=bool(raw.get("awaiting_input", False)),
             finish_reason=_opt_str(raw.get("finish_reason")),
             model=_opt_str(raw.get("model")),
-            usage={k: v for k, v in usage.items() if isinstance(v, int) and not isinstance(v, bool)},
+            usage=usage_counts(usage),
         )
 
     def to_dict(self) -> dict[str, Any]:
+        """The response in its canonical JSON shape (SPEC §4), as script assertions receive it."""
         return {
             "content": self.content,
             "tool_calls": [c.to_dict() for c in self.tool_calls],
@@ -132,6 +136,14 @@ def parse_arguments(arguments: Any) -> Any:
         except ValueError:
             return arguments
     return arguments
+
+
+def usage_counts(usage: Any) -> dict[str, int]:
+    """The token counters of a usage object: its integer fields (nested details, flags and anything else dropped);
+    `{}` when it is not an object."""
+    if not isinstance(usage, dict):
+        return {}
+    return {key: value for key, value in usage.items() if isinstance(value, int) and not isinstance(value, bool)}
 
 
 def _list(raw: dict[str, Any], key: str) -> list[Any]:

@@ -8,6 +8,8 @@ import json
 import os
 import shlex
 import signal
+import subprocess
+import sys
 from typing import Any
 
 from pydantic import Field
@@ -15,18 +17,23 @@ from pydantic import Field
 from ..errors import AgentCallError, ConfigError
 from .base import AgentRequest, AgentResponse
 from .registry import ProviderContext, ProviderSettings, register_provider
+from .replies import json_or_text
 
 _STDERR_TAIL = 2000
+_READ_LIMIT = 2 ** 16   # asyncio's default buffer limit for subprocess pipes
 
 
 class ExecSettings(ProviderSettings):
+    """A `provider: exec` entry of agenttest.yaml."""
+
     command: list[str] | str
     cwd: str | None = None                      # default: the config file's directory
     env: dict[str, str] = Field(default_factory=dict)
 
 
 class ExecAgent:
-    """Runs the command in its own process group, so a timeout or Ctrl-C kills the agent and its children."""
+    """Runs the command in its own process group and kills the whole group when the call ends — on success, failure,
+    timeout or Ctrl-C — so no child the agent started outlives its call. (On Windows only the agent itself.)"""
 
     def __init__(self, agent_id: str, argv: list[str], cwd: str, env: dict[str, str]) -> None:
         self.id = agent_id
@@ -35,48 +42,99 @@ class ExecAgent:
         self._env = {**os.environ, **env} if env else None
 
     async def call(self, request: AgentRequest) -> AgentResponse:
-        try:
-            proc = await asyncio.create_subprocess_exec(
-                *self._argv, cwd=self._cwd, env=self._env, start_new_session=True,
-                stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
-        except OSError as exc:
-            raise AgentCallError(f"cannot start {shlex.join(self._argv)}: {exc.strerror or exc}") from exc
-        try:
-            stdout, stderr = await proc.communicate(json.dumps(request.to_dict()).encode())
-        except BaseException:
-            _kill_group(proc)
-            with contextlib.suppress(Exception):
-                await asyncio.shield(proc.wait())
-            raise
+        """Run the command once: the request on stdin, the reply on stdout; a non-zero exit is an AgentCallError
+        quoting the end of stderr."""
+        proc, exited = await self._start()
+        stdout, stderr = await _exchange(proc, exited, json.dumps(request.to_dict()).encode())
         if proc.returncode != 0:
             detail = stderr.decode(errors="replace").strip()[-_STDERR_TAIL:]
             raise AgentCallError(f"{shlex.join(self._argv)} exited with code {proc.returncode}"
                                  + (f": {detail}" if detail else ""))
-        return AgentResponse.from_raw(_parse_stdout(stdout.decode(errors="replace")))
+        return AgentResponse.from_raw(json_or_text(stdout.decode(errors="replace").rstrip("\n")))
 
     async def aclose(self) -> None:
+        """Nothing to release: every call's process is gone when the call returns."""
         return None
 
-
-def _parse_stdout(text: str) -> Any:
-    """JSON if stdout is JSON, else the text itself (a bare string reply)."""
-    stripped = text.strip()
-    if stripped[:1] in ("{", "[", '"'):
+    async def _start(self) -> tuple[asyncio.subprocess.Process, asyncio.Future[None]]:
+        """The running agent, and a future done when it exits."""
+        if sys.platform == "win32":
+            group: dict[str, Any] = {"creationflags": subprocess.CREATE_NEW_PROCESS_GROUP}
+        else:
+            group = {"start_new_session": True}
+        loop = asyncio.get_running_loop()
+        pipe = asyncio.subprocess.PIPE
         try:
-            return json.loads(stripped)
-        except ValueError:
-            pass
-    return text.rstrip("\n")
+            transport, protocol = await loop.subprocess_exec(
+                lambda: _ExitWatchingProtocol(loop), *self._argv, cwd=self._cwd, env=self._env, stdin=pipe,
+                stdout=pipe, stderr=pipe, **group)
+        except OSError as exc:
+            raise AgentCallError(f"cannot start {shlex.join(self._argv)}: {exc.strerror or exc}") from exc
+        return asyncio.subprocess.Process(transport, protocol, loop), protocol.exited
+
+
+class _ExitWatchingProtocol(asyncio.subprocess.SubprocessStreamProtocol):
+    """asyncio's own subprocess protocol, which also says when the process exits: `Process.wait()` waits for its
+    pipes to close as well, which a child the agent left behind can hold open for as long as it runs."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        super().__init__(limit=_READ_LIMIT, loop=loop)
+        self.exited: asyncio.Future[None] = loop.create_future()
+
+    def process_exited(self) -> None:
+        """Called by the transport when the process exits."""
+        super().process_exited()
+        if not self.exited.done():
+            self.exited.set_result(None)
+
+
+async def _exchange(proc: asyncio.subprocess.Process, exited: asyncio.Future[None],
+                    request: bytes) -> tuple[bytes, bytes]:
+    """Write the request, wait for the agent to exit, kill its group, and return what it wrote (stdout, stderr).
+
+    The group is killed as soon as the agent exits, so a child left behind holding stdout open neither outlives the
+    call nor keeps it waiting for an end of file; when the call is cancelled (timeout, Ctrl-C) it is killed too."""
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    stdin = proc.stdin
+
+    async def feed() -> None:
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):   # an agent that never reads its input
+            stdin.write(request)
+            await stdin.drain()
+        stdin.close()
+
+    feeding = asyncio.ensure_future(feed())
+    reads = asyncio.gather(proc.stdout.read(), proc.stderr.read())
+    try:
+        try:
+            await asyncio.shield(exited)
+        finally:
+            _kill_group(proc)
+            if not exited.done():   # cancelled: see the killed agent gone (not its pipes closed) before going on
+                await asyncio.shield(exited)
+        await feeding
+        stdout, stderr = await reads
+        await proc.wait()
+        return stdout, stderr
+    finally:
+        feeding.cancel()
+        reads.cancel()
 
 
 def _kill_group(proc: asyncio.subprocess.Process) -> None:
-    if proc.returncode is None:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
+    """Kill the agent's process group: the agent if it still runs and whatever it started. The group outlives its
+    leader, so this is done after the agent exited too."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        if sys.platform == "win32":   # no process groups to signal: the agent alone
+            if proc.returncode is None:
+                proc.kill()
+        else:
             os.killpg(proc.pid, signal.SIGKILL)
 
 
 @register_provider("exec", ExecSettings)
 def create(agent_id: str, settings: ExecSettings, ctx: ProviderContext) -> ExecAgent:
+    """Split the command (a string is split like a shell would) and run it from the config's directory by default."""
     argv = shlex.split(settings.command) if isinstance(settings.command, str) else list(settings.command)
     if not argv:
         raise ConfigError(f"agents.{agent_id}.command: must not be empty")

@@ -14,19 +14,12 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import AgentCallError, ConfigError
 from .base import AgentRequest, AgentResponse
+from .credentials import register_header_secrets
 from .registry import ProviderContext, ProviderSettings, register_provider
-from .transport import (
-    HttpTransport,
-    check_url,
-    display_url,
-    is_event_stream,
-    is_json_type,
-    iter_sse,
-    parse_json,
-    read_text,
-    register_header_secrets,
-    snippet,
-)
+from .replies import is_event_stream, is_json_type, json_or_text, parse_json, read_text, snippet
+from .sse import iter_sse
+from .transport import HttpTransport
+from .urls import check_url, display_url
 
 _PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_.]*)\s*\}\}")
 _TEMPLATE_ROOTS = ("agent", "messages", "options", "context", "last_user_message", "request")
@@ -51,6 +44,8 @@ class ResponseMapping(BaseModel):
 
 
 class HttpSettings(ProviderSettings):
+    """A `provider: http` entry of agenttest.yaml."""
+
     url: str
     method: Literal["POST", "PUT", "PATCH"] = "POST"
     headers: dict[str, str] = Field(default_factory=dict)
@@ -75,6 +70,7 @@ class HttpAgent:
         self._transport = transport
 
     async def call(self, request: AgentRequest) -> AgentResponse:
+        """Send the canonical request (or the rendered `body` template) and read the reply through the mapping."""
         body = request.to_dict() if self._body is None else render_template(self._body, request)
         shown = display_url(self._url)
         async with self._transport.send(self._url, body, self._headers, request.deadline,
@@ -84,9 +80,10 @@ class HttpAgent:
             text = await read_text(response)
             if is_json_type(response.content_type):
                 return self._mapped(parse_json(text, response, shown), shown)
-        return self._mapped(_json_or_text(text), shown)
+        return self._mapped(json_or_text(text), shown)
 
     async def aclose(self) -> None:
+        """Close the connection pool."""
         await self._transport.aclose()
 
     def _extract(self, reply: Any) -> dict[str, Any]:
@@ -117,7 +114,7 @@ class HttpAgent:
                 raise AgentCallError(f"error event in the stream from {shown}: {snippet(event.data)}")
             if event.data.strip() == "[DONE]":
                 break
-            parsed = _json_or_text(event.data)
+            parsed = json_or_text(event.data)
             if isinstance(parsed, str):
                 text.append(parsed)
                 continue
@@ -131,17 +128,6 @@ class HttpAgent:
         if text:
             fields["content"] = "".join(text)
         return AgentResponse.from_raw(fields)
-
-
-def _json_or_text(text: str) -> Any:
-    """The object or array when the text is one in JSON, else the text itself (a plain-text reply)."""
-    stripped = text.strip()
-    if stripped[:1] in ("{", "["):
-        try:
-            return json.loads(stripped)
-        except ValueError:
-            pass
-    return text
 
 
 def render_template(template: Any, request: AgentRequest) -> Any:
@@ -223,6 +209,8 @@ def _compile_paths(agent_id: str, mapping: ResponseMapping) -> dict[str, JSONPat
 
 @register_provider("http", HttpSettings)
 def create(agent_id: str, settings: HttpSettings, ctx: ProviderContext) -> HttpAgent:
+    """Check the URL and the body template, register credential headers as secrets (before the run starts) and
+    compile the response paths. Raises ConfigError."""
     check_url(settings.url, f"agents.{agent_id}.url")
     register_header_secrets(settings.headers)
     _check_template(agent_id, settings.body)

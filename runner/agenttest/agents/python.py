@@ -3,18 +3,19 @@
 from __future__ import annotations
 
 import importlib
-import inspect
 import sys
 from collections.abc import Callable
 from typing import Any
 
 from ..errors import AgentCallError, ConfigError
-from ..threads import run_in_thread
+from ..threads import call_user
 from .base import AgentRequest, AgentResponse
 from .registry import ProviderContext, ProviderSettings, register_provider
 
 
 class PythonSettings(ProviderSettings):
+    """A `provider: python` entry of agenttest.yaml."""
+
     callable: str   # `package.module:function`, importable from the config file's directory
 
 
@@ -27,13 +28,9 @@ class PythonAgent:
         self._func = func
 
     async def call(self, request: AgentRequest) -> AgentResponse:
+        """Call the function with the request dict; whatever it raises (sys.exit too) is an AgentCallError."""
         try:
-            if inspect.iscoroutinefunction(self._func):
-                raw = await self._func(request.to_dict())
-            else:
-                raw = await run_in_thread(self._func, request.to_dict())
-                if inspect.isawaitable(raw):
-                    raw = await raw
+            raw = await call_user(self._func, request.to_dict())
         except AgentCallError:
             raise
         except Exception as exc:
@@ -41,11 +38,13 @@ class PythonAgent:
         return AgentResponse.from_raw(raw)
 
     async def aclose(self) -> None:
+        """Nothing to release."""
         return None
 
 
 @register_provider("python", PythonSettings)
 def create(agent_id: str, settings: PythonSettings, ctx: ProviderContext) -> PythonAgent:
+    """Import `module:function` from the config file's directory. Raises ConfigError when it cannot."""
     module_name, _, func_name = settings.callable.partition(":")
     if not module_name or not func_name:
         raise ConfigError(f"agents.{agent_id}.callable: {settings.callable!r} must look like module:function")
@@ -54,7 +53,8 @@ def create(agent_id: str, settings: PythonSettings, ctx: ProviderContext) -> Pyt
         sys.path.insert(0, config_dir)
     try:
         module = importlib.import_module(module_name)
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:   # a module that runs argparse or sys.exit on import
+        sys.modules.pop(module_name, None)
         raise ConfigError(f"agents.{agent_id}.callable: cannot import {module_name!r}: "
                           f"{type(exc).__name__}: {exc}") from exc
     func = getattr(module, func_name, None)

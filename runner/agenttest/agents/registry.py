@@ -51,6 +51,8 @@ Factory = Callable[[str, Any, ProviderContext], Agent]
 
 @dataclass
 class Provider:
+    """A registered provider: its name in agenttest.yaml, the settings it accepts, and its factory."""
+
     name: str
     settings: type[ProviderSettings]
     create: Factory

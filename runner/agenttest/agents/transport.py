@@ -1,15 +1,13 @@
-"""What the network providers share: one aiohttp session per agent, retries with backoff, SSE reading, and every
-network fault turned into an AgentCallError verdict whose message says what happened and where."""
+"""The network providers' transport: one aiohttp session (connection pool) per agent, retries with backoff, and
+every network fault turned into an AgentCallError verdict whose message says what happened and where."""
 
 from __future__ import annotations
 
 import asyncio
-import codecs
 import json
 import math
 import os
 import random
-import re
 import socket
 import ssl
 import time
@@ -24,8 +22,10 @@ from aiohttp.helpers import get_env_proxy_for_url
 from yarl import URL
 
 from .. import __version__
-from ..errors import AgentCallError, ConfigError
-from ..secrets import mask, register_secret
+from ..errors import AgentCallError
+from ..secrets import mask
+from .replies import snippet
+from .urls import display_url
 
 # Read at call time, so tests can shrink them.
 BACKOFF_BASE = 0.5        # seconds before the first retry; doubles per retry
@@ -34,10 +34,7 @@ RETRY_AFTER_CAP = 30.0    # longest `Retry-After` we honour
 CONNECT_TIMEOUT = 30.0    # opening a connection; the reply itself is bounded by the case's deadline
 
 USER_AGENT = f"agenttest/{__version__}"
-_SNIPPET = 300            # characters of a reply quoted in an error message
 _ERROR_BODY_LIMIT = 8192  # bytes of an error reply read for the message
-_SENSITIVE_HEADER = re.compile(r"authorization|api[-_]?key|token|secret|cookie|password", re.IGNORECASE)
-_LINE_END = re.compile(r"\r\n|\r|\n")
 
 
 @dataclass
@@ -50,6 +47,7 @@ class _Fault:
     retry_after: float | None = None
 
     def error(self, attempts: int, deadline_near: bool = False) -> AgentCallError:
+        """The verdict after `attempts` attempts, saying why no further one was made."""
         tried = f"after {attempts} attempt{'s' if attempts > 1 else ''}"
         if deadline_near:
             return AgentCallError(f"{self.message} ({tried}; no retry: the case's deadline is near)", kind=self.kind)
@@ -125,6 +123,7 @@ class HttpTransport:
             await asyncio.sleep(delay)
 
     async def aclose(self) -> None:
+        """Close the pool; a later `send` opens a new one."""
         if self._session is not None:
             await self._session.close()
             self._session = None
@@ -223,124 +222,3 @@ def _reason(error: BaseException | None) -> str:
 def _describe(exc: BaseException) -> str:
     text = str(exc).strip()
     return mask(f"{type(exc).__name__}: {text}" if text else type(exc).__name__)
-
-
-def snippet(text: str) -> str:
-    """A short, one-line, secret-free quote of a reply for an error message."""
-    flat = " ".join(text.split())
-    if len(flat) > _SNIPPET:
-        flat = flat[:_SNIPPET] + "…"
-    return mask(flat)
-
-
-def display_url(url: str) -> str:
-    """The URL as error messages show it: no password, no registered secret."""
-    try:
-        parsed = URL(url)
-    except ValueError:
-        return mask(url)
-    if parsed.password:
-        parsed = parsed.with_password("***")
-    return mask(str(parsed))
-
-
-def check_url(url: str, where: str) -> str:
-    """An absolute http(s) URL, or a ConfigError naming the setting."""
-    try:
-        parsed = URL(url)
-    except ValueError as exc:
-        raise ConfigError(f"{where}: invalid URL {display_url(url)!r}: {exc}") from exc
-    if parsed.scheme not in ("http", "https") or not parsed.host:
-        raise ConfigError(f"{where}: {display_url(url)!r} must be an absolute http:// or https:// URL")
-    return url
-
-
-def register_header_secrets(headers: Mapping[str, str]) -> None:
-    """Treat values of credential-looking headers as secrets even when written literally in the config. Of
-    `<scheme> <credential>` (`Bearer …`, `Basic …`) the credential is the secret."""
-    for name, value in headers.items():
-        if _SENSITIVE_HEADER.search(name):
-            scheme, _, credential = value.partition(" ")
-            register_secret(credential if credential and scheme.isalpha() else value)
-
-
-def is_json_type(content_type: str) -> bool:
-    return content_type == "application/json" or content_type.endswith("+json")
-
-
-def is_event_stream(content_type: str) -> bool:
-    return content_type == "text/event-stream"
-
-
-async def read_text(response: aiohttp.ClientResponse) -> str:
-    raw = await response.read()
-    return raw.decode(response.charset or "utf-8", errors="replace")
-
-
-def parse_json(text: str, response: aiohttp.ClientResponse, shown: str) -> Any:
-    """The reply as JSON, or an AgentCallError quoting what came instead."""
-    try:
-        return json.loads(text)
-    except ValueError:
-        what = f"HTTP {response.status}, {response.content_type}"
-        raise AgentCallError(f"reply from {shown} is not valid JSON ({what}): {snippet(text) or '(empty body)'}") \
-            from None
-
-
-@dataclass
-class SSEEvent:
-    """One server-sent event: its type (default `message`) and its data lines joined with newlines."""
-
-    data: str
-    event: str = "message"
-
-
-class _SSEParser:
-    """WHATWG event-stream rules: `:` comments, one optional space after the colon, dispatch at a blank line."""
-
-    def __init__(self) -> None:
-        self._data: list[str] = []
-        self._event = ""
-
-    def line(self, line: str) -> SSEEvent | None:
-        if line == "":
-            return self.dispatch()
-        if not line.startswith(":"):
-            name, _, value = line.partition(":")
-            value = value[1:] if value.startswith(" ") else value
-            if name == "data":
-                self._data.append(value)
-            elif name == "event":
-                self._event = value
-        return None
-
-    def dispatch(self) -> SSEEvent | None:
-        event = SSEEvent("\n".join(self._data), self._event or "message") if self._data else None
-        self._data, self._event = [], ""
-        return event
-
-
-async def iter_sse(response: aiohttp.ClientResponse) -> AsyncIterator[SSEEvent]:
-    """Events of a text/event-stream reply, whatever its line endings (\\n, \\r\\n or \\r, even split across
-    network chunks). A last event without its closing blank line is still dispatched."""
-    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-    parser = _SSEParser()
-    pending = ""
-    async for chunk in response.content.iter_any():
-        text = pending + decoder.decode(chunk)
-        held = ""
-        if text.endswith("\r"):     # may be the first half of a \r\n split across chunks
-            text, held = text[:-1], "\r"
-        *lines, rest = _LINE_END.split(text)
-        pending = rest + held
-        for line in lines:
-            event = parser.line(line)
-            if event is not None:
-                yield event
-    for line in _LINE_END.split(pending + decoder.decode(b"", final=True)):
-        event = parser.line(line)
-        if event is not None:
-            yield event
-    event = parser.dispatch()
-    if event is not None:
-        yield event

@@ -6,7 +6,8 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from ..errors import HookError, SuiteError
-from ..refs import call_maybe_async, resolve_callable
+from ..refs import resolve_callable
+from ..threads import call_user
 from .base import AssertionSpec, EvalContext, Verdict, assertion
 
 _USE_PREFIX = "scripts:"
@@ -43,11 +44,12 @@ async def script(spec: AssertionSpec, ctx: EvalContext) -> Verdict:
     `script` (or `use: "scripts:module.func"`): the function, found as `module.py` next to the suite or in its
     `src/`. It is called with as many of `(output, input, value, response)` as it takes — the subject, the case
     input, this assertion's `value`, and the whole response as a dict — and returns a bool, or
-    `{"pass": bool, "message": str}` (`passed` is accepted for `pass`).
+    `{"pass": bool, "message": str}` (`passed` is accepted for `pass`). A sync function runs in its own thread, so
+    a slow one is stopped by the case's timeout; raising, or calling `sys.exit`, fails the assertion.
     """
     target: _Script = spec.prepared
     try:
-        returned = await call_maybe_async(target.func, ctx.output, ctx.input, spec.value, ctx.response.to_dict())
+        returned = await call_user(target.func, ctx.output, ctx.input, spec.value, ctx.response.to_dict())
     except Exception as exc:  # the user's code failing is a failed assertion, not a crash of the run
         return Verdict(False, f"script execution failed: {target.ref} raised {type(exc).__name__}: {exc}",
                        expected=spec.value)

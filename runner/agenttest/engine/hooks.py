@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from ..errors import HookError
 from ..refs import resolve_callable
-from ..threads import run_in_thread
+from ..threads import call_user
 
 
 class Hooks:
@@ -19,19 +18,19 @@ class Hooks:
         self._agent_dir = agent_dir
 
     def resolve(self, ref: str, base_dir: Path) -> Callable[..., Any]:
+        """The hook function `ref` names. Raises HookError when no file or no such function is found."""
         dirs = [base_dir, base_dir / "src"]
         if self._agent_dir is not None:
             dirs.append(self._agent_dir)
         return resolve_callable(ref, dirs, what="hook")
 
     async def call(self, ref: str, base_dir: Path, *args: Any) -> Any:
-        """Run a hook (sync ones in a worker thread) and unwrap a `{"data": …}` return. Raises HookError."""
+        """Run a hook with as many of `args` as it takes (see `call_user`) and unwrap a `{"data": …}` return.
+
+        Raises HookError, also when the hook raised or called `sys.exit`."""
         func = self.resolve(ref, base_dir)
         try:
-            if inspect.iscoroutinefunction(func):
-                returned = await func(*args)
-            else:
-                returned = await run_in_thread(func, *args)
+            returned = await call_user(func, *args)
         except Exception as exc:
             raise HookError(f"hook {ref} failed: {type(exc).__name__}: {exc}") from exc
         if isinstance(returned, dict) and "data" in returned:

@@ -1,0 +1,122 @@
+"""`provider: exec`: one process per call, and nothing it started outlives the call — not after a reply, not after a
+failure, not after a timeout — even when the agent itself already exited."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import textwrap
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agenttest.agents.base import AgentRequest, AgentResponse
+from agenttest.errors import AgentCallError
+
+from .helpers import call_one, make_agent, request
+
+AGENT = '''
+import json, subprocess, sys, time
+request = json.load(sys.stdin)
+mode = request["messages"][-1]["content"]
+pid_file = sys.argv[1]
+
+def start_child(**streams):
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"], **streams)
+    with open(pid_file, "w") as handle:
+        handle.write(str(child.pid))
+
+if mode == "detached":             # a child with its own stdio, left running after a successful reply
+    start_child(stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+elif mode == "holds-stdout":       # a child that inherited stdout, so the pipe stays open after the agent exits
+    start_child()
+elif mode == "fails":
+    start_child(stdout=subprocess.DEVNULL)
+    sys.stderr.write("no such expense")
+    sys.exit(3)
+elif mode == "hangs":
+    start_child()
+    time.sleep(60)
+elif mode == "json-string":
+    print(json.dumps("a bare string"))
+    sys.exit(0)
+elif mode == "plain":
+    print("  just text")
+    sys.exit(0)
+print(json.dumps({"content": "done: " + mode}), flush=True)
+'''
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:  # a zombie is dead for our purposes
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().split()[2] != "Z"
+    except OSError:
+        return False
+
+
+def assert_dies(pid: int) -> None:
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and alive(pid):
+        time.sleep(0.05)
+    assert not alive(pid), "a process the agent started outlived the call"
+
+
+@pytest.fixture
+def pid_file(tmp_path: Path) -> Path:
+    return tmp_path / "child.pid"
+
+
+def exec_agent(tmp_path: Path, pid_file: Path, command: list[str] | None = None) -> Any:
+    (tmp_path / "agent.py").write_text(textwrap.dedent(AGENT))
+    return make_agent("exec", tmp_path, command=command or [sys.executable, "agent.py", str(pid_file)])
+
+
+def call_within(agent: Any, req: AgentRequest, seconds: float) -> AgentResponse:
+    async def main() -> AgentResponse:
+        return await asyncio.wait_for(agent.call(req), seconds)
+    return asyncio.run(main())
+
+
+pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc to see zombies")
+
+
+def test_a_child_left_running_after_a_reply_is_killed(tmp_path: Path, pid_file: Path) -> None:
+    assert call_within(exec_agent(tmp_path, pid_file), request("detached"), 5).content == "done: detached"
+    assert_dies(int(pid_file.read_text()))
+
+
+def test_a_child_holding_stdout_neither_survives_nor_delays_the_reply(tmp_path: Path, pid_file: Path) -> None:
+    response = call_within(exec_agent(tmp_path, pid_file), request("holds-stdout"), 5)
+    assert response.content == "done: holds-stdout"
+    assert_dies(int(pid_file.read_text()))
+
+
+def test_a_shell_that_backgrounds_a_child_and_exits(tmp_path: Path, pid_file: Path) -> None:
+    script = f'sleep 300 & echo $! > {pid_file}; echo \'{{"content": "from sh"}}\'; exit 0'
+    assert call_within(exec_agent(tmp_path, pid_file, ["sh", "-c", script]), request(), 5).content == "from sh"
+    assert_dies(int(pid_file.read_text()))
+
+
+def test_a_child_of_a_failed_agent_is_killed(tmp_path: Path, pid_file: Path) -> None:
+    with pytest.raises(AgentCallError, match="exited with code 3: no such expense"):
+        call_within(exec_agent(tmp_path, pid_file), request("fails"), 5)
+    assert_dies(int(pid_file.read_text()))
+
+
+def test_the_agent_and_its_child_are_killed_on_timeout(tmp_path: Path, pid_file: Path) -> None:
+    with pytest.raises(asyncio.TimeoutError):
+        call_within(exec_agent(tmp_path, pid_file), request("hangs"), 1)
+    assert_dies(int(pid_file.read_text()))
+
+
+@pytest.mark.parametrize(("mode", "content"), [("json-string", "a bare string"), ("plain", "  just text")])
+def test_bare_string_replies(tmp_path: Path, pid_file: Path, mode: str, content: str) -> None:
+    assert call_one(exec_agent(tmp_path, pid_file), request(mode)).content == content

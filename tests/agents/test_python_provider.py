@@ -1,0 +1,97 @@
+"""`provider: python`: a sync or async function in this process; whatever it raises — sys.exit included — is the
+case's agent error, never the end of the run."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import textwrap
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agenttest.errors import AgentCallError, ConfigError
+
+from .helpers import call_one, make_agent, request
+
+AGENT = '''
+import asyncio, sys, threading, time
+
+def sync_reply(request):
+    return {"content": request["messages"][-1]["content"], "data": threading.current_thread().name}
+
+async def async_reply(request):
+    await asyncio.sleep(0)
+    return "async " + request["context"]["test_id"]
+
+def no_arguments():
+    return "fixed"
+
+def exits(request):
+    sys.exit("x")
+
+async def async_exits(request):
+    sys.exit(5)
+
+def interrupted(request):
+    raise KeyboardInterrupt
+
+def raises(request):
+    raise ValueError("no such expense")
+
+def sleeps(request):
+    time.sleep(2)
+    return "late"
+'''
+
+
+Make = Callable[[str], Any]
+
+
+@pytest.fixture
+def agent(tmp_path: Path) -> Iterator[Make]:
+    """An agent on one function of AGENT, written as a module of its own for this test."""
+    module = f"pyagent_{tmp_path.name.replace('-', '_')}"
+    (tmp_path / f"{module}.py").write_text(textwrap.dedent(AGENT))
+    yield lambda function: make_agent("python", tmp_path, callable=f"{module}:{function}")
+    sys.modules.pop(module, None)
+
+
+def test_sync_agents_run_in_a_thread_async_ones_are_awaited(agent: Make) -> None:
+    response = call_one(agent("sync_reply"), request("hello"))
+    assert response.content == "hello" and response.data.startswith("agenttest-")
+    assert call_one(agent("async_reply")).content == "async T1"
+    assert call_one(agent("no_arguments")).content == "fixed"
+
+
+@pytest.mark.parametrize(("function", "message"), [
+    ("exits", "agent raised RuntimeError: called sys.exit('x')"),
+    ("async_exits", "agent raised RuntimeError: called sys.exit(5)"),
+    ("interrupted", "agent raised RuntimeError: raised KeyboardInterrupt"),
+    ("raises", "agent raised ValueError: no such expense"),
+])
+def test_whatever_the_agent_raises_is_an_agent_error(agent: Make, function: str, message: str) -> None:
+    with pytest.raises(AgentCallError) as caught:
+        call_one(agent(function))
+    assert (caught.value.message, caught.value.kind) == (message, "agent")
+
+
+def test_a_slow_sync_agent_is_stopped_by_the_timeout(agent: Make) -> None:
+    slow = agent("sleeps")
+
+    async def main() -> float:
+        started = time.monotonic()
+        with pytest.raises(asyncio.TimeoutError):
+            await asyncio.wait_for(slow.call(request()), 0.2)
+        return time.monotonic() - started
+
+    assert asyncio.run(main()) < 1.0
+
+
+def test_a_module_that_exits_on_import_is_a_config_error(tmp_path: Path) -> None:
+    (tmp_path / "argparse_agent.py").write_text("import argparse\nargparse.ArgumentParser().parse_args(['--x'])\n")
+    with pytest.raises(ConfigError, match=r"cannot import 'argparse_agent': SystemExit: 2"):
+        make_agent("python", tmp_path, callable="argparse_agent:respond")
