@@ -12,6 +12,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .agents import registry
+from .agents.credentials import CREDENTIAL_NAME
 from .cases.sources import existing_path
 from .errors import ConfigError, Where
 from .hints import did_you_mean
@@ -21,7 +22,6 @@ from .validation import first_error
 
 CONFIG_NAMES = ("agenttest.yaml", "agenttest.yml")
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
-_SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.IGNORECASE)
 
 
 class BuiltinSettings(BaseModel):
@@ -158,7 +158,7 @@ def _expand(value: Any, file: str, keys: tuple[str, ...], missing: dict[str, str
                     return ""
                 raise ConfigError(f"{'.'.join(keys)}: environment variable {name} is not set", Where(file))
             found = default
-        if found and (secret_place or _SECRET_NAME.search(name)):
+        if found and (secret_place or CREDENTIAL_NAME.search(name)):
             register_secret(found)
         return found
 

@@ -42,6 +42,9 @@ def interrupted(request):
 def raises(request):
     raise ValueError("no such expense")
 
+def forgets_to_return(request):
+    request["messages"]
+
 def sleeps(request):
     time.sleep(2)
     return "late"
@@ -72,6 +75,7 @@ def test_sync_agents_run_in_a_thread_async_ones_are_awaited(agent: Make) -> None
     ("async_exits", "agent raised RuntimeError: called sys.exit(5)"),
     ("interrupted", "agent raised RuntimeError: raised KeyboardInterrupt"),
     ("raises", "agent raised ValueError: no such expense"),
+    ("forgets_to_return", "agent returned None: return the reply (a string or a response object)"),
 ])
 def test_whatever_the_agent_raises_is_an_agent_error(agent: Make, function: str, message: str) -> None:
     with pytest.raises(AgentCallError) as caught:

@@ -8,6 +8,9 @@ from typing import Any, Protocol
 
 from ..errors import AgentCallError
 
+# The keys of a chat message in the canonical request (OpenAI's Chat Completions message shape).
+MESSAGE_KEYS = ("role", "content", "name", "tool_call_id", "tool_calls", "refusal")
+
 
 @dataclass
 class AgentRequest:

@@ -7,11 +7,10 @@ import json
 from typing import Any
 
 from ..errors import AgentCallError
-from .base import AgentResponse, ToolCall, ToolExecution, parse_arguments, usage_counts
+from .base import MESSAGE_KEYS, AgentResponse, ToolCall, ToolExecution, parse_arguments, usage_counts
 from .replies import snippet
 
 # The message fields Chat Completions accepts; anything else a case carries stays on our side.
-MESSAGE_KEYS = ("role", "content", "name", "tool_call_id", "tool_calls", "refusal")
 
 
 def chat_messages(system: str | None, messages: list[dict[str, Any]],

@@ -35,6 +35,8 @@ class PythonAgent:
             raise
         except Exception as exc:
             raise AgentCallError(f"agent raised {type(exc).__name__}: {exc}") from exc
+        if raw is None:   # almost always a function that forgot its `return`
+            raise AgentCallError("agent returned None: return the reply (a string or a response object)")
         return AgentResponse.from_raw(raw)
 
     async def aclose(self) -> None:

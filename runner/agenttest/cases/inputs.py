@@ -17,12 +17,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..agents.base import MESSAGE_KEYS
 from ..assertions.base import json_type
 from ..hints import did_you_mean
 
 FILE_SCHEME = "file://"
 
-_MESSAGE_KEYS = ["role", "content", "name", "tool_call_id", "tool_calls", "refusal"]
 _PART_TYPES = "text, image, image_url, audio, input_audio, file, data"
 
 _IMAGE_MIME = {".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".png": "image/png", ".gif": "image/gif",
@@ -104,8 +104,8 @@ def _message(item: Any, field: str, files: _Attachments) -> dict[str, Any]:
     if not isinstance(item, dict):
         raise InputError(field, f"expected a message object, got {json_type(item)}")
     for key in item:
-        if key not in _MESSAGE_KEYS:
-            raise InputError(field, f"unknown message key {key!r}{did_you_mean(key, _MESSAGE_KEYS)}")
+        if key not in MESSAGE_KEYS:
+            raise InputError(field, f"unknown message key {key!r}{did_you_mean(key, MESSAGE_KEYS)}")
     role = _optional_str(item, "role", field) or "user"
     if "content" not in item and "tool_calls" not in item:
         raise InputError(field, "message requires a 'content' field")
