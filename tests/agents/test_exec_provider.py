@@ -4,10 +4,8 @@ failure, not after a timeout — even when the agent itself already exited."""
 from __future__ import annotations
 
 import asyncio
-import os
 import sys
 import textwrap
-import time
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +13,7 @@ import pytest
 
 from agenttest.agents.base import AgentRequest, AgentResponse
 from agenttest.errors import AgentCallError
+from fakes.processes import assert_dies
 
 from .helpers import call_one, make_agent, request
 
@@ -48,25 +47,6 @@ elif mode == "plain":
     sys.exit(0)
 print(json.dumps({"content": "done: " + mode}), flush=True)
 '''
-
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    try:  # a zombie is dead for our purposes
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().split()[2] != "Z"
-    except OSError:
-        return False
-
-
-def assert_dies(pid: int) -> None:
-    deadline = time.monotonic() + 5
-    while time.monotonic() < deadline and alive(pid):
-        time.sleep(0.05)
-    assert not alive(pid), "a process the agent started outlived the call"
 
 
 @pytest.fixture

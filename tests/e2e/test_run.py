@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -11,6 +10,8 @@ import time
 from pathlib import Path
 
 import pytest
+
+from fakes.processes import assert_dies
 
 from .conftest import ECHO_AGENT, Project, run_cli
 
@@ -177,11 +178,7 @@ def test_exec_agent_round_trip_and_process_group_killed_on_timeout(tmp_path: Pat
     statuses = {r["id"]: r["status"] for r in run.report["results"]}
     assert statuses == {"json": "passed", "plain": "passed", "fail": "error", "hang": "timeout"}, run.stdout
     assert "exited with code 3: no such expense" in run.result("fail")["error"]
-    child = int(pid_file.read_text())
-    deadline = time.monotonic() + 5
-    while time.monotonic() < deadline and _alive(child):
-        time.sleep(0.05)
-    assert not _alive(child), "the agent's child process survived the timeout"
+    assert_dies(int(pid_file.read_text()))
 
 
 def test_fail_fast_with_parallel_stops_scheduling(project: Project) -> None:
@@ -374,17 +371,6 @@ def test_missing_input_file_and_unknown_agent_exit_2(project: Project) -> None:
     assert "agent 'ecko' is not defined" in unknown.stderr and "did you mean 'echo'" in unknown.stderr
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    try:  # a zombie is dead for our purposes
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().split()[2] != "Z"
-    except OSError:
-        return False
-
 
 def test_lone_surrogates_and_odd_characters_in_agent_output(project: Project) -> None:
     project.write("odd_agent.py", """
@@ -402,21 +388,6 @@ def test_lone_surrogates_and_odd_characters_in_agent_output(project: Project) ->
     assert run.events[1]["output"] == {"k\udfff": "v"}
     mode = (project.root / "agenttest-results" / "report.json").stat().st_mode & 0o777
     assert mode & 0o044 == 0o044, oct(mode)   # readable by others, like any file the user writes
-
-
-def test_agent_id_from_an_assistants_path(tmp_path: Path) -> None:
-    project = Project(tmp_path)
-    project.write("agenttest.yaml", """
-        agents:
-          workers.keyword: {provider: python, callable: echo_agent:respond}
-          other: {provider: python, callable: echo_agent:respond}
-        """)
-    project.write("echo_agent.py", ECHO_AGENT)
-    project.suite("assistants/workers/keyword/tests/inputs.jsonl", {"id": "a", "input": "hi"})
-    run = project.run("-i", "assistants/workers/keyword/tests/inputs.jsonl")
-    assert run.code == 0, run.stderr
-    assert run.report["summary"]["agent_id"] == "workers.keyword"
-    assert run.report["summary"]["agent_path"] == "assistants/workers/keyword"
 
 
 def test_test_files_never_expand_environment_variables(project: Project) -> None:
@@ -521,7 +492,12 @@ def test_an_unwritable_output_directory_stops_the_run_before_any_case(project: P
     assert not calls.exists()
 
 
-def test_the_agent_id_does_not_depend_on_how_the_path_is_spelled(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("cwd", "suite", "agent_path"), [
+    ("", "assistants/workers/keyword/tests/x.jsonl", "assistants/workers/keyword"),
+    ("assistants", "workers/keyword/tests/x.jsonl", "workers/keyword"),
+])
+def test_the_agent_id_comes_from_an_assistants_path_however_spelled(tmp_path: Path, cwd: str, suite: str,
+                                                                    agent_path: str) -> None:
     project = Project(tmp_path)
     project.write("agenttest.yaml", """
         agents:
@@ -530,10 +506,10 @@ def test_the_agent_id_does_not_depend_on_how_the_path_is_spelled(tmp_path: Path)
         """)
     project.write("echo_agent.py", ECHO_AGENT)
     project.suite("assistants/workers/keyword/tests/x.jsonl", {"id": "a", "input": "hi"})
-    run = run_cli("-i", "workers/keyword/tests/x.jsonl", "--config", "../agenttest.yaml",
-                  cwd=tmp_path / "assistants")
+    run = run_cli("-i", suite, "--config", str(tmp_path / "agenttest.yaml"), cwd=tmp_path / cwd)
     assert run.code == 0, run.stderr
     assert run.report["summary"]["agent_id"] == "workers.keyword"
+    assert run.report["summary"]["agent_path"] == agent_path
 
 
 def test_a_hanging_after_hook_is_bounded(project: Project) -> None:
