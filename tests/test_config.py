@@ -76,7 +76,7 @@ def test_cli_beats_defaults_beats_builtin(tmp_path: Path, monkeypatch: pytest.Mo
     assert (config.timeout, config.options.parallel, config.agent_id, config.options.retries) == (30.0, 2, "x", 2)
     with pytest.raises(UsageError, match=r"^--timeout: invalid duration 'soon'"):
         build_run_config({"input": ["s.jsonl"], "timeout": "soon"}, tmp_path)
-    with pytest.raises(UsageError, match=r"^--parallel: Input should be greater than or equal to 1$"):
+    with pytest.raises(UsageError, match=r"^--parallel: must be at least 1, got 0$"):
         build_run_config({"input": ["s.jsonl"], "parallel": 0}, tmp_path)
     with pytest.raises(UsageError, match=r"^--run: invalid pattern '\(unclosed'"):
         build_run_config({"input": ["s.jsonl"], "run": "(unclosed"}, tmp_path)
@@ -88,7 +88,7 @@ def test_cli_beats_defaults_beats_builtin(tmp_path: Path, monkeypatch: pytest.Mo
     ("defaults:\n  output_dir: 5\n", "defaults.output_dir: expected a string, got number"),
     ("defaults:\n  timeout: 30\n", "defaults.timeout: expected a string, got number"),
     ("defaults:\n  timeout: soon\n", "defaults.timeout: invalid duration 'soon'"),
-    ("defaults:\n  parallel: 0\n", "defaults.parallel: Input should be greater than or equal to 1"),
+    ("defaults:\n  parallel: 0\n", "defaults.parallel: must be at least 1, got 0"),
 ])
 def test_defaults_are_type_checked(tmp_path: Path, text: str, message: str) -> None:
     path = _write(tmp_path / "agenttest.yaml", text)

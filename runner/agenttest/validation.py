@@ -26,6 +26,8 @@ _EXPECTED = {
     "dict_type": "an object", "model_type": "an object", "model_attributes_type": "an object",
     "list_type": "an array",
 }
+_BOUNDS = {"greater_than_equal": ("at least", "ge"), "less_than_equal": ("at most", "le"),
+           "greater_than": ("more than", "gt"), "less_than": ("less than", "lt")}
 
 
 @dataclass(frozen=True)
@@ -75,6 +77,10 @@ def field_errors(exc: ValidationError, model: type[BaseModel], prefix: str = "")
                                     f"expected {_EXPECTED[kind]}, got {json_type(error['input'])}"))
         elif kind == "value_error":
             found.append(FieldError("invalid", prefix, loc, str(error.get("ctx", {}).get("error", error["msg"]))))
+        elif kind in _BOUNDS:
+            word, key = _BOUNDS[kind]
+            found.append(FieldError("invalid", prefix, loc, f"must be {word} {error.get('ctx', {}).get(key)}, "
+                                                            f"got {error['input']!r}"))
         else:
             found.append(FieldError("invalid", prefix, loc, error["msg"]))
     return found
