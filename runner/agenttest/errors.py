@@ -63,3 +63,14 @@ class AgentCallError(Exception):
         super().__init__(message)
         self.message = message
         self.kind = kind
+
+
+class HelperError(Exception):
+    """A helper agent (judge, simulator, generator) could not be reached or gave a reply that cannot be read.
+    `kind` is the result's `error_kind` (`judge`, `simulator`, `generator`): a broken helper is never mistaken for
+    a broken agent, and never becomes a silent pass or fail."""
+
+    def __init__(self, message: str, kind: str) -> None:
+        super().__init__(message)
+        self.message = message
+        self.kind = kind

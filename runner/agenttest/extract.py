@@ -43,6 +43,9 @@ _SQL_PREFIXES = ("SELECT ", "INSERT ", "UPDATE ", "DELETE ", "CREATE ", "DROP ",
 _TYPESCRIPT_MARKERS = ("interface ", ": string", ": number", ": boolean", ": any", "as const")
 _CSS_MARKERS = ("margin:", "padding:", "display:", "color:", "background:", "font-")
 
+# Brackets that start no JSON value before `embedded_json` gives up (each costs a scan of the rest of the text).
+_MAX_MISSES = 20
+
 # A YAML document expanded through aliases can be exponentially larger than its text ("billion laughs").
 _MAX_YAML_NODES = 100_000
 
@@ -55,6 +58,61 @@ def extract_json(text: str) -> Any | None:
             if data is not None:
                 return data
     return None
+
+
+def embedded_json(text: str, limit: int = 200_000) -> list[Any]:
+    """Every top-level JSON object or array written somewhere in `text`, in order: fenced or bare, with prose
+    around them, repaired when they are nearly JSON (trailing commas, single quotes). What helper agents reply is
+    read with this; unlike `extract_json` it never takes prose for YAML. Only the first `limit` characters count."""
+    text = text[:limit]
+    found: list[Any] = []
+    pos, misses = 0, 0
+    while misses < _MAX_MISSES:
+        starts = [i for i in (text.find("{", pos), text.find("[", pos)) if i >= 0]
+        if not starts:
+            break
+        start = min(starts)
+        end = _closing(text, start)
+        value = _parse_embedded(text[start:end]) if end is not None else None
+        if value is None:
+            misses += 1
+            pos = start + 1            # not JSON from here: an inner `{` may still start some
+            continue
+        found.append(value)
+        pos = end
+    return found
+
+
+def _closing(text: str, start: int) -> int | None:
+    """The end (exclusive) of the bracketed value starting at `start`, strings and escapes respected."""
+    depth, in_string, escaped, quote = 0, False, False, ""
+    for index in range(start, len(text)):
+        char = text[index]
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == quote:
+                in_string = False
+        elif char in "\"'" and depth:
+            in_string, quote = True, char
+        elif char in "{[":
+            depth += 1
+        elif char in "}]":
+            depth -= 1
+            if depth == 0:
+                return index + 1
+    return None
+
+
+def _parse_embedded(candidate: str) -> Any | None:
+    try:
+        value = json.loads(candidate, parse_constant=_reject_constant)
+    except (ValueError, RecursionError):
+        repaired = _repair(candidate) if candidate.startswith("{") else None
+        value = repaired if isinstance(repaired, dict) else None     # a repair may turn prose into a list
+    return value if isinstance(value, (dict, list)) and value else None
 
 
 def _blocks(text: str) -> list[tuple[str, str]]:

@@ -9,7 +9,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from ..secrets import redact
+from .secrets import redact
 
 # A lone surrogate (an agent replying "\ud800") cannot be encoded as UTF-8; in JSON it stays an escape sequence.
 _SURROGATE = re.compile("[\ud800-\udfff]")

@@ -16,7 +16,7 @@ from .validation import field_errors
 # a silent no-op: a user who asks for `--runs 5` must not get one run and a green build.
 NOT_BUILT_YET: dict[str, str] = {
     "runs": "stability analysis", "min_pass_rate": "stability analysis", "shard": "sharding",
-    "simulator": "dynamic mode", "baseline": "baseline comparison", "record": "record/replay",
+    "baseline": "baseline comparison", "record": "record/replay",
     "replay": "record/replay", "max_cost": "the run budget", "max_tokens": "the run budget",
 }
 

@@ -12,6 +12,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .agents import registry
+from .agents.builtin import BuiltinSettings
 from .agents.credentials import CREDENTIAL_NAME
 from .cases.sources import existing_path
 from .errors import ConfigError, Where
@@ -22,16 +23,6 @@ from .validation import first_error
 
 CONFIG_NAMES = ("agenttest.yaml", "agenttest.yml")
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
-
-
-class BuiltinSettings(BaseModel):
-    """A helper agent with a built-in prompt (validator, simulator, generator) on a connector."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    builtin: Literal["validator", "simulator", "generator"]
-    connector: str | None = None
-    description: str = ""
 
 
 class ConfigFile(BaseModel):

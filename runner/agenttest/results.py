@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from .assertions.base import AssertionResult
+from .usage import Usage
 
 Status = Literal["passed", "failed", "error", "timeout", "skipped"]
 
@@ -30,9 +31,10 @@ class CaseResult:
     file: str | None = None
     line: int | None = None
     assertions: list[AssertionResult] = field(default_factory=list)
-    usage: dict[str, int] | None = None
+    usage: Usage = field(default_factory=Usage)     # calls and tokens by role: the target, judges, the simulator
     tags: list[str] = field(default_factory=list)
     ran: bool = True        # False: skipped because the run stopped first (interrupt, --fail-fast, BeforeAll)
+    source: str | None = None   # the generator input that wrote the case (`agents:…`), for generated cases
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"id": self.id}
@@ -55,9 +57,15 @@ class CaseResult:
                 out[key] = value
         out["file"] = self.file
         out["line"] = self.line
+        if self.source:
+            out["source"] = self.source
         out["assertions"] = [a.to_dict() for a in self.assertions]
-        if self.usage:
-            out["usage"] = self.usage
+        target = self.usage.tokens("target")
+        if target:
+            out["usage"] = target          # the agent under test's tokens, as Yao reports them
+        helpers = self.usage.helpers()
+        if helpers:
+            out["helper_usage"] = helpers  # calls (cached ones counted apart) and tokens of each helper role
         if self.tags:
             out["tags"] = self.tags
         if not self.ran:

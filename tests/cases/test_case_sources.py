@@ -86,11 +86,28 @@ def test_missing_suite_file_is_a_usage_error_naming_it(load: Load) -> None:
         load("cases.JSON")
 
 
-@pytest.mark.parametrize("value", ["agents:tests.generator?count=5", "scripts:tests.gen.Generate"])
-def test_generator_inputs_are_not_supported_yet(load: Load, value: str) -> None:
+def test_generator_inputs_are_kept_in_input_order_with_typed_parameters(load: Load, tmp_path: Path) -> None:
+    (tmp_path / "tests").mkdir(exist_ok=True)
+    (tmp_path / "tests" / "a.jsonl").write_text('{"id": "A", "input": "x"}\n')
+    suite = load("agents:tests.generator?count=10&focus=edge-cases&t=0.5&v=true", "tests/a.jsonl",
+                 "scripts:tests.gen.Generate")
+    [(first_at, first), (second_at, second)] = suite.generators
+    assert (first_at, first.kind, first.ref) == (0, "agent", "tests.generator")
+    assert first.params == {"count": 10, "focus": "edge-cases", "t": 0.5, "v": True}
+    assert (second_at, second.kind, second.ref, second.params) == (1, "script", "tests.gen.Generate", {})
+    assert [e.id for e in suite.entries] == ["A"]
+
+
+@pytest.mark.parametrize(("value", "message"), [
+    ("agents:", "-i agents:: names no agent after 'agents:'"),
+    ("scripts:gen", "-i scripts:gen: a script generator is module.function (e.g. scripts:gen.cases)"),
+    ("agents:gen?count", "-i agents:gen?count: malformed parameters 'count' (bad query field: 'count'); "
+                         "write key=value&key=value"),
+])
+def test_a_malformed_generator_input_is_a_usage_error(load: Load, value: str, message: str) -> None:
     with pytest.raises(UsageError) as caught:
         load(value)
-    assert str(caught.value) == f"-i {value}: generator inputs (agents:…, scripts:…) are not supported yet"
+    assert str(caught.value) == message
 
 
 def test_empty_value_is_a_usage_error(load: Load) -> None:

@@ -14,7 +14,7 @@ from agenttest.cases import Case, InvalidCase
 from agenttest.errors import SuiteError, Where
 
 ErrorOf = Callable[[Any], str]
-VALID_TYPES = ("contains, equals, json_path, json_schema, latency, not_contains, regex, script, tool_called, "
+VALID_TYPES = ("agent, contains, equals, json_path, json_schema, latency, not_contains, regex, script, tool_called, "
                "tool_result, tool_sequence, type")
 
 
@@ -193,8 +193,62 @@ def test_assertion_fields_are_passed_through(load_one: LoadOne) -> None:
     ({"id": "T1", "input": "x", "timeout": 30}, "timeout: expected a string, got number"),
     # dynamic cases
     ({"id": "T1", "simulator": {"use": "sim"}, "checkpoints": [{"id": "c", "assert": {"type": "contains"}}]},
-     "dynamic cases (simulator + checkpoints) are not supported yet"),
-    ({"id": "T1", "input": "x", "max_turns": 3}, "dynamic cases (simulator + checkpoints) are not supported yet"),
+     "checkpoints[0].assert: contains assertion needs a 'value' (a string, or a list of strings)"),
+    ({"id": "T1", "simulator": {"use": "sim"}},
+     'simulator: a dynamic case needs checkpoints (e.g. "checkpoints": [{"id": "greets", "assert": {"type": '
+     '"contains", "value": "Hello"}}]): without them nothing would be checked'),
+    ({"id": "T1", "input": "x", "checkpoints": [{"id": "c", "assert": "contains"}]},
+     'simulator.use: a dynamic case needs a simulator: an agent id, or "scripted" with "replies"; or pass '
+     "--simulator ID; checkpoints[0].assert: contains assertion needs a 'value' (a string, or a list of strings)"),
+    ({"id": "T1", "simulator": {"use": "scripted"}, "checkpoints": [{"id": "c", "assert": "contains"}]},
+     'simulator.replies: use "scripted" replays the user\'s turns listed in "replies"; give at least one; '
+     "checkpoints[0].assert: contains assertion needs a 'value' (a string, or a list of strings)"),
+    ({"id": "T1", "simulator": {"use": "sim", "replies": ["a"]}, "checkpoints": []},
+     "checkpoints: empty; a dynamic case needs at least one checkpoint"),
+    ({"id": "T1", "simulator": {"use": "sim"}, "checkpoints": [{"id": "c"}]},
+     "checkpoints[0]: needs 'assert': what the agent's reply must satisfy to reach it"),
+    ({"id": "T1", "simulator": {"use": "sim"}, "checkpoints": [{"id": "c", "asert": "x"}]},
+     "checkpoints[0]: unknown key 'asert' (did you mean 'assert'?)"),
+    ({"id": "T1", "simulator": {"use": "sim"}, "assert": "contains",
+      "checkpoints": [{"id": "c", "assertion": {"type": "contains", "value": "a"}}]},
+     "assert: not checked in a dynamic case (simulator + checkpoints); put what each reply must satisfy in a "
+     "checkpoint's 'assert'"),
+    ({"id": "T1", "simulator": {"use": "sim"}, "checkpoints": [
+        {"id": "a", "after": ["b"], "assert": {"type": "contains", "value": "a"}},
+        {"id": "b", "after": ["a"], "assert": {"type": "contains", "value": "b"}},
+        {"id": "c", "after": ["z"], "assert": {"type": "contains", "value": "c"}}]},
+     "checkpoints[2].after: unknown checkpoint 'z' (checkpoints: a, b, c); checkpoints: 'after' goes round in a "
+     "circle (a → b → a): none of them could ever be reached"),
+    ({"id": "T1", "simulator": {"use": "sim"}, "checkpoints": [
+        {"id": "a", "after": ["a"], "assert": {"type": "contains", "value": "a"}},
+        {"id": "a", "assert": {"type": "contains", "value": "b"}}]},
+     "checkpoints[1].id: duplicate checkpoint id 'a' (first at checkpoints[0]); checkpoints: 'after' goes round "
+     "in a circle (a → a): none of them could ever be reached"),
+    ({"id": "T1", "simulator": {"use": "sim", "options": {"metadata": {"persona": 3}, "conector": "x"}},
+      "checkpoints": [{"id": "c", "assert": {"type": "contains", "value": "a"}}]},
+     "simulator.options: unknown key 'conector' (did you mean 'connector'?)"),
+    ({"id": "T1", "simulator": {"use": "sim", "options": {"metadata": {"persona": 3}}},
+      "checkpoints": [{"id": "c", "assert": {"type": "contains", "value": "a"}}]},
+     "simulator.options.metadata.persona: expected a string, got number"),
+    ({"id": "T1", "input": "x", "max_turns": 0}, "max_turns: must be at least 1, got 0"),
+    # judged assertions
+    ({"id": "T1", "input": "x", "assert": {"type": "agent", "value": "polite"}},
+     "assert.use: agent assertion requires 'use': \"agents:ID\" naming the validator agent"),
+    ({"id": "T1", "input": "x", "assert": {"type": "agent", "use": "scripts:x.y", "value": "polite"}},
+     "assert.use: agent assertion 'use' must start with 'agents:' (e.g. agents:workers.test.validator), got "
+     "'scripts:x.y'"),
+    ({"id": "T1", "input": "x", "assert": {"type": "agent", "use": "agents:v"}},
+     "assert.value: agent assertion needs criteria: 'value', or 'options.metadata.criteria'"),
+    ({"id": "T1", "input": "x", "assert": {"type": "agent", "use": "agents:v", "value": "c",
+                                           "options": {"threshold": 2, "samples": 3}}},
+     "assert.options.threshold: expected a number from 0 to 1, got 2"),
+    ({"id": "T1", "input": "x", "assert": {"type": "agent", "use": "agents:v", "value": "c",
+                                           "options": {"samples": 0}}},
+     "assert.options.samples: expected a whole number from 1 to 15, got 0"),
+    ({"id": "T1", "input": "x", "assert": {"type": "agent", "use": "agents:v", "value": "c",
+                                           "options": {"sample": 3}}},
+     "assert.options.sample: unknown option 'sample' for an agent assertion (did you mean 'samples'?) (options: "
+     "connector, metadata, threshold, samples)"),
     # assertions
     ({"id": "T1", "input": "x", "assert": [], "assertions": []}, "use either 'assert' or 'assertions', not both"),
     ({"id": "T1", "input": "x", "assert": 5},

@@ -22,6 +22,8 @@ class AgentRequest:
     context: dict[str, Any] = field(default_factory=dict)
     # When the case's time runs out (time.monotonic()); providers must not retry or wait past it. Not sent.
     deadline: float | None = None
+    # Who is asked: the agent under test (`target`), or a helper (`judge`, `simulator`, `generator`). Not sent.
+    role: str = "target"
 
     def to_dict(self) -> dict[str, Any]:
         """The request as agents receive it (without the deadline)."""

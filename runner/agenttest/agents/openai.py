@@ -36,7 +36,6 @@ class OpenAISettings(ProviderSettings):
     params: dict[str, Any] = Field(default_factory=dict)
     system: str | None = None             # the prompt, or a file relative to the config's directory
     stream: bool = False
-    tools: str | list[dict[str, Any]] | None = None   # OpenAI tool schema: a JSON file, or inline
     mock_tools: dict[str, Any] = Field(default_factory=dict)
 
 
@@ -98,6 +97,12 @@ class OpenAIAgent:
     async def aclose(self) -> None:
         """Close the connection pool."""
         await self._transport.aclose()
+
+    def identity(self) -> dict[str, Any]:
+        """What makes this agent answer the way it does — endpoint, model, parameters, prompt, tools — without its
+        credentials (for cache keys)."""
+        return {"url": self._endpoint.url, "model": self._endpoint.model, "params": self._endpoint.params,
+                "system": self._system, "tools": self._tools, "mock_tools": self._mock_tools}
 
     def _endpoint_for(self, connector: str | None) -> Endpoint:
         """The agent's own endpoint, or the override connector's (CLI > case, resolved by the engine)."""
@@ -164,6 +169,12 @@ def create(agent_id: str, settings: OpenAISettings, ctx: ProviderContext) -> Ope
     """Build the agent with every endpoint it could be switched to. Building them here, before any case runs,
     registers every credential while the log is still ours: in GitHub Actions an `::add-mask::` printed later would
     land inside the run's stop-commands block, where the runner shows it verbatim."""
+    return build_openai_agent(agent_id, settings, ctx, system=read_system(agent_id, settings.system, ctx.config_dir))
+
+
+def build_openai_agent(agent_id: str, settings: OpenAISettings, ctx: ProviderContext, *,
+                       system: str | None) -> OpenAIAgent:
+    """An OpenAIAgent from its settings and the text of its system prompt (built-in helpers bring their own)."""
     prefix = f"agents.{agent_id}"
     connectors = build_connectors(ctx.connectors)
     connector = None
@@ -194,6 +205,5 @@ def create(agent_id: str, settings: OpenAISettings, ctx: ProviderContext) -> Ope
     if unknown_mocks:
         raise ConfigError(f"{prefix}.mock_tools: {', '.join(sorted(unknown_mocks))} not among the agent's tools")
     return OpenAIAgent(agent_id, endpoint, default_connector=settings.connector, connectors=connectors,
-                       system=read_system(agent_id, settings.system, ctx.config_dir), stream=settings.stream,
-                       tools=tools, mock_tools=settings.mock_tools,
+                       system=system, stream=settings.stream, tools=tools, mock_tools=settings.mock_tools,
                        transport=HttpTransport(ctx.pool_size, ctx.retries))

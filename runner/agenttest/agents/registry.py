@@ -18,7 +18,9 @@ class ProviderSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     provider: str
-    description: str = ""
+    description: str = ""                              # given to generators
+    tools: str | list[dict[str, Any]] | None = None    # OpenAI tool schema (a JSON file, or inline): given to
+                                                       # generators; the openai provider also offers them
 
 
 class ConnectorSettings(BaseModel):

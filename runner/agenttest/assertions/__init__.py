@@ -1,6 +1,6 @@
 """Assertions: importing this package registers every built-in assertion type."""
 
-from . import script, structured, text, timing, tools
+from . import judge, script, structured, text, timing, tools
 from .base import (
     REGISTRY,
     AssertionResult,
@@ -30,6 +30,7 @@ __all__ = [
     "evaluate_all",
     "failure_message",
     "json_equal",
+    "judge",
     "known_types",
     "prepare_assertion",
     "script",

@@ -7,10 +7,13 @@ import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..agents.base import AgentResponse
-from ..errors import SuiteError
+from ..errors import HelperError, SuiteError
+
+if TYPE_CHECKING:
+    from ..agents.helpers import HelperCaller
 
 
 @dataclass
@@ -31,6 +34,8 @@ class AssertionSpec:
     script: str | None = None
     base_dir: Path = field(default_factory=Path.cwd)
     prepared: Any = None
+    helper_agent: str | None = None     # the agent this assertion asks (a judge), set by `prepare`
+    warnings: list[str] = field(default_factory=list)   # said at load time; the assertion is still valid
 
 
 @dataclass
@@ -42,15 +47,19 @@ class Verdict:
     expected: Any = None
     actual: Any = None
     score: float | None = None
+    details: dict[str, Any] | None = None     # a judge's reason, suggestions and votes
 
 
 @dataclass
 class EvalContext:
-    """Everything an assertion may look at for one agent response."""
+    """Everything an assertion may look at for one agent response. `helpers` calls judges; `conversation` is the
+    whole conversation up to this response, in dynamic mode."""
 
     response: AgentResponse
     input: Any = None
     latency_ms: float = 0.0
+    helpers: HelperCaller | None = None
+    conversation: list[dict[str, Any]] | None = None
 
     @property
     def output(self) -> Any:
@@ -72,6 +81,8 @@ class AssertionResult:
     actual: Any = None
     negate: bool = False
     score: float | None = None
+    details: dict[str, Any] | None = None
+    error_kind: str | None = None     # the assertion could not decide (a judge that failed): the case is an error
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"type": self.type, "passed": self.passed, "message": self.message,
@@ -80,6 +91,10 @@ class AssertionResult:
             out["negate"] = True
         if self.score is not None:
             out["score"] = self.score
+        if self.details:
+            out["details"] = self.details
+        if self.error_kind:
+            out["error_kind"] = self.error_kind
         return out
 
 
@@ -128,6 +143,10 @@ async def evaluate_all(specs: list[AssertionSpec], ctx: EvalContext) -> list[Ass
         try:
             outcome = REGISTRY[spec.type].evaluate(spec, ctx)
             verdict = await outcome if inspect.isawaitable(outcome) else outcome
+        except HelperError as exc:   # no verdict at all: neither negated nor replaced by `message`
+            results.append(AssertionResult(type=spec.type, passed=False, message=exc.message, expected=spec.value,
+                                           negate=spec.negate, error_kind=exc.kind))
+            continue
         except Exception as exc:  # a user's script or a broken value must not take down the run
             verdict = Verdict(False, f"{spec.type} assertion raised {type(exc).__name__}: {exc}")
         results.append(_finish(spec, verdict))
@@ -139,6 +158,11 @@ def failure_message(results: list[AssertionResult]) -> str:
     return "; ".join(r.message for r in results if not r.passed)
 
 
+def undecided(results: list[AssertionResult]) -> AssertionResult | None:
+    """The first assertion that could not decide (its judge failed), if any: the case is then an `error`."""
+    return next((r for r in results if r.error_kind), None)
+
+
 def _finish(spec: AssertionSpec, verdict: Verdict) -> AssertionResult:
     passed, message = verdict.passed, verdict.message
     if spec.negate:
@@ -147,7 +171,7 @@ def _finish(spec: AssertionSpec, verdict: Verdict) -> AssertionResult:
     if not passed and spec.message:
         message = spec.message
     return AssertionResult(type=spec.type, passed=passed, message=message, expected=verdict.expected,
-                           actual=verdict.actual, negate=spec.negate, score=verdict.score)
+                           actual=verdict.actual, negate=spec.negate, score=verdict.score, details=verdict.details)
 
 
 def to_text(value: Any) -> str:
@@ -184,7 +208,6 @@ def json_type(value: Any) -> str:
     if isinstance(value, dict):
         return "object"
     return type(value).__name__
-
 
 
 def json_equal(a: Any, b: Any) -> bool:

@@ -10,7 +10,7 @@ A case's `expected` becomes its one assertion, an `equals` prepared like any oth
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,33 +20,50 @@ from pydantic import ValidationError
 from .. import assertions as _register_assertion_types  # noqa: F401  (importing the package fills the registry)
 from ..assertions.base import REGISTRY, AssertionSpec, json_type, known_types, prepare_assertion
 from ..errors import SuiteError
-from ..hints import closest
+from ..hints import closest, did_you_mean
 from ..validation import describe_errors
 from ..workspace import attachment_root
 from .inputs import InputError, normalize_input
-from .model import Case, InvalidCase, Suite
+from .model import SCRIPTED, Case, Checkpoint, Conversation, InvalidCase, Suite
 from .reader import RawEntry, read_entries
-from .schema import AssertionEntry, CaseEntry
-from .sources import display_path, sources
+from .schema import AssertionEntry, CaseEntry, CheckpointEntry, SimulatorEntry
+from .sources import GeneratorSource, display_path, sources
 
 INVALID = "invalid test case: "
+DEFAULT_MAX_TURNS = 20
+_AGENT_PREFIX = "agents:"
+
+
+@dataclass(frozen=True)
+class Checks:
+    """What a case is checked against beyond its own text: the agents of agenttest.yaml (id → its `builtin` role,
+    or None for an ordinary agent; None when there is no config to check against) and `--simulator`."""
+
+    agents: Mapping[str, str | None] | None = None
+    default_simulator: str | None = None
 
 
 def load_suite(inputs: list[str], *, cwd: Path, project_dir: Path | None = None, exclude: Iterable[Path] = (),
-               repo_root: Path | None = None) -> Suite:
+               repo_root: Path | None = None, checks: Checks | None = None) -> Suite:
     """Load every `-i` value, in order, into one Suite.
 
     `file://` attachments must stay inside `repo_root` when it is given, else inside each suite's
     `workspace.attachment_root` (its git repository, or the project `project_dir` holding it, or its directory).
 
+    Generator inputs are kept in `Suite.generators`, at the place their cases go: they are called by the engine.
+
     Raises UsageError for a value that names nothing loadable (a missing `.jsonl`/`.json` file, a glob matching no
-    file, a directory without `*.jsonl`, a generator input). Every problem inside a file is an InvalidCase instead.
+    file, a directory without `*.jsonl`, a malformed generator input). Every problem inside a file is an
+    InvalidCase instead.
     """
     cwd = cwd.absolute()
     found = [source for value in inputs for source in sources(value, cwd, exclude)]
-    builder = _SuiteBuilder()
+    builder = _SuiteBuilder(checks=checks or Checks())
     loaded: set[Path] = set()
     for source in found:
+        if isinstance(source, GeneratorSource):
+            builder.suite.generators.append((len(builder.suite.entries), source))
+            continue
         if isinstance(source, str):
             builder.add_message(source, cwd)
             continue
@@ -66,6 +83,7 @@ def load_suite(inputs: list[str], *, cwd: Path, project_dir: Path | None = None,
 class _SuiteBuilder:
     """Turns entries into Cases or InvalidCases, in order, and refuses an id defined earlier in the run."""
 
+    checks: Checks = field(default_factory=Checks)
     suite: Suite = field(default_factory=Suite)
     first_defined: dict[str, str] = field(default_factory=dict)
     messages: int = 0
@@ -94,10 +112,36 @@ class _SuiteBuilder:
                                                   input=raw_input))
             return
         try:
-            entry = build_case(raw.value, file=file, line=raw.line, base_dir=base_dir, repo_root=repo_root)
+            entry = build_case(raw.value, file=file, line=raw.line, base_dir=base_dir, repo_root=repo_root,
+                               checks=self.checks, warnings=self.suite.warnings)
         except RecursionError:
             entry = InvalidCase(f"{INVALID}nested too deeply", id=case_id, file=file, line=raw.line)
         self.suite.entries.append(entry)
+
+
+def build_generated(values: list[Any], source: GeneratorSource, *, base_dir: Path, repo_root: Path,
+                    checks: Checks, warnings: list[str]) -> list[Case | InvalidCase]:
+    """The cases a generator wrote, validated exactly like a file's: each invalid one is an InvalidCase naming the
+    generator and its index (`agents:gen case 3`), the rest are Cases. Ids must be unique among them."""
+    entries: list[Case | InvalidCase] = []
+    first: dict[str, int] = {}
+    for index, value in enumerate(values, start=1):
+        where = f"{source.spelled} case {index}"
+        case_id, raw_input = _known_id_and_input(value)
+        if case_id is not None and case_id in first:
+            entries.append(InvalidCase(f"{INVALID}{where}: duplicate id {case_id!r} (first written as case "
+                                       f"{first[case_id]})", id=case_id, input=raw_input, source=source.spelled))
+            continue
+        if case_id is not None:
+            first[case_id] = index
+        try:
+            entry = build_case(value, file=None, line=None, base_dir=base_dir, repo_root=repo_root, checks=checks,
+                               warnings=warnings, where=where)
+        except RecursionError:
+            entry = InvalidCase(f"{INVALID}{where}: nested too deeply", id=case_id)
+        entry.source = source.spelled
+        entries.append(entry)
+    return entries
 
 
 def _known_id_and_input(value: Any) -> tuple[str | None, Any]:
@@ -108,13 +152,18 @@ def _known_id_and_input(value: Any) -> tuple[str | None, Any]:
     return (case_id if isinstance(case_id, str) and case_id else None), value.get("input")
 
 
-def build_case(value: Any, *, file: str | None, line: int | None, base_dir: Path,
-               repo_root: Path) -> Case | InvalidCase:
-    """Validate one parsed entry into a Case, or an InvalidCase listing every problem found (joined by `; `)."""
+def build_case(value: Any, *, file: str | None, line: int | None, base_dir: Path, repo_root: Path,
+               checks: Checks | None = None, warnings: list[str] | None = None,
+               where: str | None = None) -> Case | InvalidCase:
+    """Validate one parsed entry into a Case, or an InvalidCase listing every problem found (joined by `; `).
+    Warnings (the case is still valid) are appended to `warnings` as `place: field: message`; `where` names an
+    entry that has no file (a generated case)."""
+    checks = checks or Checks()
     case_id, raw_input = _known_id_and_input(value)
+    lead = f"{where}: " if where else ""
 
     def invalid(problems: list[str]) -> InvalidCase:
-        return InvalidCase(INVALID + "; ".join(problems), id=case_id, file=file, line=line, input=raw_input)
+        return InvalidCase(INVALID + lead + "; ".join(problems), id=case_id, file=file, line=line, input=raw_input)
 
     if not isinstance(value, dict):
         return invalid([f"expected a JSON object, got {json_type(value)}"])
@@ -122,31 +171,179 @@ def build_case(value: Any, *, file: str | None, line: int | None, base_dir: Path
         entry = CaseEntry.model_validate(value)
     except ValidationError as exc:
         return invalid(describe_errors(exc, CaseEntry))
-    if entry.is_dynamic:
-        return invalid(["dynamic cases (simulator + checkpoints) are not supported yet"])
     problems: list[str] = []
+    notes: list[str] = []
+    dynamic = entry.simulator is not None or bool(entry.checkpoints)
+    conversation = _conversation(entry, base_dir, checks, problems, notes)
     messages: list[dict[str, Any]] = []
     if entry.input is None:
-        problems.append("missing required field 'input'")
+        if not dynamic:      # without one, the simulated user opens the conversation
+            problems.append("missing required field 'input'")
     else:
         try:
             messages = normalize_input(entry.input, base_dir=base_dir, repo_root=repo_root)
         except InputError as exc:
             problems.append(str(exc))
-    specs = _assertion_specs(entry, base_dir, problems)
+    if dynamic:
+        specs: list[AssertionSpec] = []
+        for key in ("assert", "assertions", "expected"):
+            if key in value:
+                problems.append(f"{key}: not checked in a dynamic case (simulator + checkpoints); "
+                                "put what each reply must satisfy in a checkpoint's 'assert'")
+    else:
+        specs = _assertion_specs(entry, base_dir, checks, problems, notes)
     if problems:
         return invalid(problems)
+    if warnings is not None:
+        place = f"{file}:{line}" if file else where or entry.id
+        warnings.extend(f"{place}: {note}" for note in notes)
     return Case(
         id=entry.id, input=entry.input, messages=messages, assertions=specs, expected=entry.expected,
         has_expected="expected" in entry.model_fields_set, name=entry.name,
         options={k: v for k, v in value.get("options", {}).items() if v is not None} if entry.options else {},
         user=entry.user, team=entry.team, metadata=entry.metadata, skip=entry.skip_reason,
         timeout=entry.timeout_seconds, before=entry.before, after=entry.after, tags=list(entry.tags or []),
-        file=file, line=line, base_dir=base_dir, raw=value,
+        file=file, line=line, base_dir=base_dir, raw=value, conversation=conversation,
     )
 
 
-def _assertion_specs(entry: CaseEntry, base_dir: Path, problems: list[str]) -> list[AssertionSpec]:
+def _conversation(entry: CaseEntry, base_dir: Path, checks: Checks, problems: list[str],
+                  notes: list[str]) -> Conversation | None:
+    """The simulated user and checkpoints of a dynamic case (Yao's rule: a simulator and at least one checkpoint),
+    or None for a standard case. `max_turns` alone leaves a case standard; a simulator without checkpoints, or
+    checkpoints without any simulator, is a problem rather than a case that silently checks nothing."""
+    simulator, checkpoints = entry.simulator, entry.checkpoints
+    if not checkpoints:
+        if checkpoints is not None:
+            problems.append("checkpoints: empty; a dynamic case needs at least one checkpoint")
+        elif simulator is not None:
+            problems.append("simulator: a dynamic case needs checkpoints (e.g. \"checkpoints\": [{\"id\": \"greets\", "
+                            "\"assert\": {\"type\": \"contains\", \"value\": \"Hello\"}}]): without them nothing "
+                            "would be checked")
+        return None
+    simulator = simulator or SimulatorEntry()
+    use = _simulator_id(simulator, checks, problems, notes)
+    specs = [_checkpoint(item, f"checkpoints[{i}]", base_dir, checks, problems, notes)
+             for i, item in enumerate(checkpoints)]
+    _check_order(checkpoints, problems)
+    metadata = dict((simulator.options.metadata if simulator.options else None) or {})
+    persona, goal = metadata.pop("persona", None), metadata.pop("goal", None)
+    for key, text in (("persona", persona), ("goal", goal)):
+        if text is not None and not isinstance(text, str):
+            problems.append(f"simulator.options.metadata.{key}: expected a string, got {json_type(text)}")
+    if use is None or any(spec is None for spec in specs) or problems:
+        return None
+    return Conversation(
+        simulator=use, checkpoints=[spec for spec in specs if spec is not None],
+        max_turns=entry.max_turns or DEFAULT_MAX_TURNS, persona=persona, goal=goal, extra=metadata,
+        connector=simulator.options.connector if simulator.options else None, replies=list(simulator.replies or []))
+
+
+def _simulator_id(simulator: SimulatorEntry, checks: Checks, problems: list[str], notes: list[str]) -> str | None:
+    use = (simulator.use or "").strip() or checks.default_simulator
+    if not use:
+        problems.append("simulator.use: a dynamic case needs a simulator: an agent id, or \"scripted\" with "
+                        "\"replies\"; or pass --simulator ID")
+        return None
+    if use.startswith(_AGENT_PREFIX):
+        notes.append(f"simulator.use: {use!r} needs no '{_AGENT_PREFIX}' prefix; read as {use[len(_AGENT_PREFIX):]!r}")
+        use = use[len(_AGENT_PREFIX):]
+    if use == SCRIPTED:
+        if not simulator.replies:
+            problems.append("simulator.replies: use \"scripted\" replays the user's turns listed in \"replies\"; "
+                            "give at least one")
+        elif any(not reply.strip() for reply in simulator.replies):
+            problems.append("simulator.replies: a reply is empty")
+        return use
+    if simulator.replies is not None:
+        problems.append(f"simulator.replies: only for use \"scripted\" (use is {use!r})")
+    problem = _agent_problem(use, "simulator", checks)
+    if problem:
+        problems.append(f"simulator.use: {problem}")
+        return None
+    return use
+
+
+def _checkpoint(item: CheckpointEntry, place: str, base_dir: Path, checks: Checks, problems: list[str],
+                notes: list[str]) -> Checkpoint | None:
+    if item.assert_ is not None and item.assertion is not None:
+        problems.append(f"{place}: use either 'assert' or 'assertion', not both")
+        return None
+    key, written = ("assertion", item.assertion) if item.assertion is not None else ("assert", item.assert_)
+    if written is None:
+        problems.append(f"{place}: needs 'assert': what the agent's reply must satisfy to reach it")
+        return None
+    before = len(problems)
+    specs = _prepared_specs(written, f"{place}.{key}", base_dir, checks, problems, notes)
+    if len(problems) > before:
+        return None
+    return Checkpoint(id=item.id, assertions=specs, description=item.description, after=list(item.after or []),
+                      required=item.required is not False)
+
+
+def _check_order(checkpoints: list[CheckpointEntry], problems: list[str]) -> None:
+    """Ids are unique; every `after` names another checkpoint of the case; `after` has no cycle."""
+    ids: dict[str, int] = {}
+    for index, item in enumerate(checkpoints):
+        if item.id in ids:
+            problems.append(f"checkpoints[{index}].id: duplicate checkpoint id {item.id!r} "
+                            f"(first at checkpoints[{ids[item.id]}])")
+        ids.setdefault(item.id, index)
+    graph: dict[str, list[str]] = {}
+    for item in checkpoints:
+        graph.setdefault(item.id, list(item.after or []))
+    for index, item in enumerate(checkpoints):
+        for name in item.after or []:
+            if name not in ids:
+                problems.append(f"checkpoints[{index}].after: unknown checkpoint {name!r}"
+                                f"{did_you_mean(name, ids) or ' (checkpoints: ' + ', '.join(ids) + ')'}")
+    cycle = _cycle(graph)
+    if cycle:
+        problems.append(f"checkpoints: 'after' goes round in a circle ({' → '.join(cycle)}): none of them could "
+                        "ever be reached")
+
+
+def _cycle(graph: dict[str, list[str]]) -> list[str] | None:
+    """A cycle of the `after` graph as a path that ends where it starts, or None."""
+    state: dict[str, int] = {}    # 1: on the current path, 2: done
+
+    def visit(node: str, path: list[str]) -> list[str] | None:
+        state[node] = 1
+        for nxt in graph.get(node, []):
+            if nxt not in graph:
+                continue
+            if state.get(nxt) == 1:
+                return [*path[path.index(nxt):], nxt] if nxt in path else [node, nxt]
+            if state.get(nxt) is None:
+                found = visit(nxt, [*path, nxt])
+                if found:
+                    return found
+        state[node] = 2
+        return None
+
+    for start in graph:
+        if state.get(start) is None:
+            found = visit(start, [start])
+            if found:
+                return found
+    return None
+
+
+def _agent_problem(agent_id: str, role: str, checks: Checks) -> str | None:
+    """Why `agent_id` cannot serve as `role` (a `validator` or `simulator`), or None."""
+    if checks.agents is None:
+        return None
+    if agent_id not in checks.agents:
+        hint = did_you_mean(agent_id, checks.agents) or f" (agents: {', '.join(checks.agents) or 'none'})"
+        return f"agent {agent_id!r} is not defined in agenttest.yaml{hint}"
+    builtin = checks.agents[agent_id]
+    if builtin is not None and builtin != role:
+        return f"agent {agent_id!r} is a builtin {builtin}, not a {role}"
+    return None
+
+
+def _assertion_specs(entry: CaseEntry, base_dir: Path, checks: Checks, problems: list[str],
+                     notes: list[str]) -> list[AssertionSpec]:
     """The case's assertions, prepared; problems are appended with their field (`assert[1].value: …`).
 
     Without `assert`/`assertions`, a given `expected` (even `null`) is the one assertion, an `equals`.
@@ -159,6 +356,12 @@ def _assertion_specs(entry: CaseEntry, base_dir: Path, problems: list[str]) -> l
         key, written = "expected", {"type": "equals", "value": entry.expected}
     if written is None:
         return []
+    return _prepared_specs(written, key, base_dir, checks, problems, notes)
+
+
+def _prepared_specs(written: Any, key: str, base_dir: Path, checks: Checks, problems: list[str],
+                    notes: list[str]) -> list[AssertionSpec]:
+    """`written` (one assertion, an array of them, or a type name) at `key`, prepared."""
     if isinstance(written, str):
         items = [(key, {"type": written}, key)]
     elif isinstance(written, dict):
@@ -172,10 +375,15 @@ def _assertion_specs(entry: CaseEntry, base_dir: Path, problems: list[str]) -> l
     specs = []
     for place, item, type_place in items:
         spec = _assertion_spec(item, place, type_place, base_dir)
-        if isinstance(spec, AssertionSpec):
-            specs.append(spec)
-        else:
+        if isinstance(spec, list):
             problems.extend(spec)
+            continue
+        problem = _agent_problem(spec.helper_agent, "validator", checks) if spec.helper_agent else None
+        if problem:
+            problems.append(f"{place}.use: {problem}")
+            continue
+        notes.extend(f"{place}.{warning}" for warning in spec.warnings)
+        specs.append(spec)
     return specs
 
 

@@ -7,14 +7,48 @@ from pathlib import Path
 from typing import Any
 
 from ..assertions.base import AssertionSpec
+from .sources import GeneratorSource
+
+
+@dataclass
+class Checkpoint:
+    """What some reply of the agent must satisfy in a dynamic case, once the checkpoints in `after` are reached."""
+
+    id: str
+    assertions: list[AssertionSpec]
+    description: str | None = None
+    after: list[str] = field(default_factory=list)
+    required: bool = True
+
+
+@dataclass
+class Conversation:
+    """A dynamic case's simulated user and checkpoints. `simulator` is a helper agent's id, or `scripted` to
+    replay `replies`."""
+
+    simulator: str
+    checkpoints: list[Checkpoint]
+    max_turns: int = 20
+    persona: str | None = None
+    goal: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+    connector: str | None = None
+    replies: list[str] = field(default_factory=list)
+
+    @property
+    def scripted(self) -> bool:
+        return self.simulator == SCRIPTED
+
+
+SCRIPTED = "scripted"
 
 
 @dataclass
 class Case:
-    """One valid standard-mode test case."""
+    """One valid test case: standard, or dynamic when it has a `conversation`."""
 
     id: str
-    input: Any                          # as written in the file (reported verbatim)
+    input: Any                          # as written in the file (reported verbatim); None: the simulator opens
     messages: list[dict[str, Any]]      # normalised chat messages, attachments resolved
     assertions: list[AssertionSpec] = field(default_factory=list)
     expected: Any = None                # for the report; without `assert`, also `assertions` (one `equals`)
@@ -33,6 +67,19 @@ class Case:
     line: int | None = None             # 1-based line of the entry in `file`
     base_dir: Path = field(default_factory=Path.cwd)   # where relative references (hooks, files) resolve
     raw: dict[str, Any] = field(default_factory=dict)  # the entry as written, for --dry-run
+    conversation: Conversation | None = None           # dynamic mode
+    source: str | None = None           # the generator input that wrote this case (`agents:…`), if any
+
+    def helper_agents(self) -> list[str]:
+        """The helper agents this case asks: its judges and its simulator (not `scripted`)."""
+        specs = list(self.assertions)
+        ids = []
+        if self.conversation is not None:
+            specs += [spec for checkpoint in self.conversation.checkpoints for spec in checkpoint.assertions]
+            if not self.conversation.scripted:
+                ids.append(self.conversation.simulator)
+        ids += [spec.helper_agent for spec in specs if spec.helper_agent]
+        return list(dict.fromkeys(ids))
 
 
 @dataclass
@@ -44,6 +91,8 @@ class InvalidCase:
     file: str | None = None
     line: int | None = None
     input: Any = None
+    kind: str = "invalid"               # the result's error_kind: `invalid`, or `generator` (it could not write cases)
+    source: str | None = None           # the generator input, for generated entries
 
 
 @dataclass
@@ -52,6 +101,9 @@ class Suite:
 
     entries: list[Case | InvalidCase] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
+    # Generator inputs (`-i agents:…`), each with the index in `entries` where its cases go once generated.
+    generators: list[tuple[int, GeneratorSource]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)    # `file:line: field: message`; the cases are valid
 
     @property
     def cases(self) -> list[Case]:

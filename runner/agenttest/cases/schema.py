@@ -106,6 +106,34 @@ class AssertionEntry(_Strict):
         return self.value
 
 
+class SimulatorOptions(_Strict):
+    """`simulator.options`: what the simulated user is told, and the connector it uses."""
+
+    metadata: dict[str, Any] | None = Field(None, description="`persona` and `goal` (strings), and any other facts "
+                                                              "the simulated user may use (given as `extra`)")
+    connector: str | None = Field(None, description="connector override for the simulator agent")
+
+
+class SimulatorEntry(_Strict):
+    """`simulator`: who plays the user in a dynamic case."""
+
+    use: str | None = Field(None, description="the simulator agent's id, or \"scripted\" to replay `replies`; "
+                                              "default: --simulator")
+    options: SimulatorOptions | None = None
+    replies: list[str] | None = Field(None, description="with use: \"scripted\": the user's turns, in order")
+
+
+class CheckpointEntry(_Strict):
+    """One checkpoint of a dynamic case: what some reply of the agent must satisfy, in order."""
+
+    id: str = Field(min_length=1, description="unique within the case")
+    description: str | None = None
+    assert_: JsonAssert = Field(None, alias="assert")
+    assertion: JsonAssert = Field(None, description="alias of `assert`")
+    after: list[str] | None = Field(None, description="checkpoint ids that must be reached first")
+    required: bool | None = Field(None, description="default true; an optional checkpoint never fails the case")
+
+
 class CaseEntry(_Strict):
     """One test case as written in a suite file (SPEC §5)."""
 
@@ -127,9 +155,11 @@ class CaseEntry(_Strict):
     before: str | None = None
     after: str | None = None
     tags: list[str] | None = None
-    simulator: AnyJson = Field(None, description="dynamic mode (not supported yet)")
-    checkpoints: AnyJson = Field(None, description="dynamic mode (not supported yet)")
-    max_turns: AnyJson = Field(None, description="dynamic mode (not supported yet)")
+    simulator: SimulatorEntry | None = Field(None, description="dynamic mode: who plays the user")
+    checkpoints: list[CheckpointEntry] | None = Field(None, description="dynamic mode: what the conversation "
+                                                                        "must reach")
+    max_turns: int | None = Field(None, ge=1, le=1000, description="dynamic mode: turns before the case fails "
+                                                                  "(default 20)")
 
     @field_validator("id", mode="before")
     @classmethod
@@ -154,10 +184,6 @@ class CaseEntry(_Strict):
         return value
 
     @property
-    def is_dynamic(self) -> bool:
-        return any(getattr(self, key) is not None for key in ("simulator", "checkpoints", "max_turns"))
-
-    @property
     def timeout_seconds(self) -> float | None:
         return None if self.timeout is None else parse_duration(self.timeout)
 
@@ -173,7 +199,9 @@ def case_json_schema() -> dict[str, Any]:
     schema = CaseEntry.model_json_schema(by_alias=True)
     schema.setdefault("$defs", {})["AssertionEntry"] = AssertionEntry.model_json_schema(by_alias=True)
     one = {"$ref": "#/$defs/AssertionEntry"}
+    forms = [one, {"type": "array", "items": one}, {"type": "string"}, {"type": "null"}]
     for key in ("assert", "assertions"):
-        schema["properties"][key]["anyOf"] = [one, {"type": "array", "items": one}, {"type": "string"},
-                                              {"type": "null"}]
+        schema["properties"][key]["anyOf"] = forms
+    for key in ("assert", "assertion"):
+        schema["$defs"]["CheckpointEntry"]["properties"][key]["anyOf"] = forms
     return schema

@@ -1,11 +1,15 @@
-"""Which suite files an `-i` value names: a file, a directory, a glob — or, failing those, a direct message."""
+"""What an `-i` value names: a generator (`agents:…`, `scripts:…`), suite files (a file, a directory, a glob) — or,
+failing those, a direct message."""
 
 from __future__ import annotations
 
 import glob
 import os
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Literal
+from urllib.parse import parse_qsl
 
 from ..errors import UsageError
 
@@ -14,17 +18,64 @@ SUITE_SUFFIXES = (".jsonl", ".json")
 _GLOB_CHARS = frozenset("*?[")
 
 
+@dataclass(frozen=True)
+class GeneratorSource:
+    """`-i "agents:ID?count=10&focus=edge-cases"` (a generator agent) or `-i "scripts:module.func?k=v"` (a Python
+    function): what writes the cases, and its parameters, typed (int, float, true/false, else text)."""
+
+    kind: Literal["agent", "script"]
+    ref: str
+    params: dict[str, Any] = field(default_factory=dict)
+    spelled: str = ""
+
+    @classmethod
+    def parse(cls, value: str) -> GeneratorSource:
+        """Raises UsageError for a generator input that names nothing or has malformed parameters."""
+        prefix, _, rest = value.partition(":")
+        ref, _, query = rest.partition("?")
+        ref = ref.strip()
+        kind: Literal["agent", "script"] = "agent" if prefix == "agents" else "script"
+        if not ref:
+            raise UsageError(f"-i {value}: names no {'agent' if kind == 'agent' else 'function'} after '{prefix}:'")
+        if kind == "script" and ("." not in ref.strip(".") or ref.startswith(".") or ref.endswith(".")):
+            raise UsageError(f"-i {value}: a script generator is module.function (e.g. scripts:gen.cases)")
+        try:
+            pairs = parse_qsl(query, keep_blank_values=True, strict_parsing=bool(query))
+        except ValueError as exc:
+            raise UsageError(f"-i {value}: malformed parameters {query!r} ({exc}); write key=value&key=value") \
+                from None
+        params: dict[str, Any] = {}
+        for key, text in pairs:
+            params.setdefault(key, _typed(text))     # the first value of a repeated key, as Yao does
+        return cls(kind=kind, ref=ref, params=params, spelled=value)
+
+
+def _typed(text: str) -> Any:
+    """A query value as Yao types it: an int, else a float, else true/false, else the text."""
+    for convert in (int, float):
+        try:
+            number = convert(text)
+        except ValueError:
+            continue
+        if number == number and abs(number) != float("inf"):     # `nan` and `inf` stay text
+            return number
+    if text in ("true", "false"):
+        return text == "true"
+    return text
+
+
 # -- which files an -i value names -------------------------------------------------------------------------------
 
 
-def sources(value: str, cwd: Path, exclude: Iterable[Path] = ()) -> list[Path | str]:
-    """The suite files an `-i` value names (absolute, in load order), or the value itself for a direct message.
+def sources(value: str, cwd: Path, exclude: Iterable[Path] = ()) -> list[Path | str | GeneratorSource]:
+    """The suite files an `-i` value names (absolute, in load order), its generator, or the value itself for a
+    direct message.
 
     Directories in `exclude` (the run's own output directory) are never walked into."""
     if not value.strip():
         raise UsageError("-i: empty input (give a suite file, a directory, a glob or a message)")
     if value.startswith(GENERATOR_PREFIXES):
-        raise UsageError(f"-i {value}: generator inputs (agents:…, scripts:…) are not supported yet")
+        return [GeneratorSource.parse(value)]
     path = existing_path(cwd / value)
     if path is not None and not path.is_dir():
         return [path]

@@ -45,18 +45,20 @@ class RunContext:
         run.client = raw.get("client") if isinstance(raw.get("client"), dict) else {}
         return run
 
-    def user_for(self, case: Case) -> str:
-        return self.user or case.user or self.authorized.get("user_id") or DEFAULT_USER
+    def user_for(self, case: Case | None) -> str:
+        return self.user or (case.user if case else None) or self.authorized.get("user_id") or DEFAULT_USER
 
-    def team_for(self, case: Case) -> str:
-        return self.team or case.team or self.authorized.get("team_id") or self.authorized.get("tenant_id") \
-            or DEFAULT_TEAM
+    def team_for(self, case: Case | None) -> str:
+        return self.team or (case.team if case else None) or self.authorized.get("team_id") \
+            or self.authorized.get("tenant_id") or DEFAULT_TEAM
 
-    def request_context(self, case: Case, run: int = 1) -> dict[str, Any]:
-        """The `context` of a canonical request; every call gets its own chat id (no session leaks)."""
+    def request_context(self, case: Case | None, run: int = 1) -> dict[str, Any]:
+        """The `context` of a canonical request for a case (None: for the run, as generators are asked); each call
+        gets its own chat id (no session leaks)."""
+        case_id = case.id if case is not None else "run"
         context: dict[str, Any] = {
-            "chat_id": f"test-{case.id}-{secrets.token_hex(4)}",
-            "test_id": case.id,
+            "chat_id": f"test-{case_id}-{secrets.token_hex(4)}",
+            "test_id": case_id,
             "run": run,
             "user_id": self.user_for(case),
             "team_id": self.team_for(case),

@@ -1,11 +1,10 @@
-"""run_suite(config): load → select → (dry-run | BeforeAll → schedule cases → AfterAll) → report."""
+"""run_suite(config): load → generate → select → (dry-run | BeforeAll → schedule cases → AfterAll) → report."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import os
-import re
 import signal
 import sys
 import time
@@ -15,25 +14,28 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
-from ..agents import registry
-from ..agents.base import Agent
+from ..agents.cache import HelperCache
+from ..agents.pool import AgentPool
 from ..cases import load_suite
-from ..cases.model import Case, InvalidCase
+from ..cases.loader import Checks
+from ..cases.model import Case, InvalidCase, Suite
 from ..config import RunConfig
 from ..durations import format_duration
-from ..errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, ConfigError, HookError, UsageError
+from ..errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, HookError, UsageError
+from ..files import json_line, write_text
 from ..hints import did_you_mean
-from ..options import run_filter_pattern, run_filter_tag
-from ..project import BuiltinSettings
 from ..report import Reporter, RunInfo, build_reporters
 from ..report.base import Report, now
 from ..report.ci import artifact_paths
-from ..report.files import json_line, write_text
 from ..results import CaseResult, Summary
+from ..usage import Usage
+from .case_runner import AFTER_HOOK_GRACE, RunServices, base_result, case_dict, result_dict
 from .context import RunContext
+from .dynamic import DynamicRunner
 from .hooks import Hooks
+from .plan import checks_for, generate, generator_agents, helper_agents, select
 from .schedule import Scheduler
-from .standard import AFTER_HOOK_GRACE, CaseRunner, base_result, case_dict, result_dict
+from .standard import StandardRunner
 
 Entry = Case | InvalidCase
 
@@ -53,9 +55,36 @@ def run_suite(config: RunConfig, reporters: list[Reporter] | None = None) -> Run
 
 async def _run(config: RunConfig, reporters: list[Reporter] | None) -> RunOutcome:
     options = config.options
-    project_dir = config.project.directory if config.project.path else None
-    suite = load_suite(config.inputs, cwd=config.cwd, project_dir=project_dir, exclude=[config.output_dir])
-    entries = select(suite.entries, options.run)
+    project = config.project
+    if options.simulator and project.path is not None and options.simulator not in project.agents:
+        raise UsageError(f"--simulator: agent {options.simulator!r} is not defined in {project.display_path}"
+                         f"{did_you_mean(options.simulator, project.agents)}")
+    checks = checks_for(project, options.simulator)
+    suite = load_suite(config.inputs, cwd=config.cwd, project_dir=project.directory if project.path else None,
+                       exclude=[config.output_dir], checks=checks)
+    pool = AgentPool(project, parallel=options.parallel, retries=options.retries,
+                     connector_override=options.connector)
+    try:
+        return await _run_suite(config, suite, pool, checks, reporters)
+    finally:
+        await pool.aclose()
+
+
+async def _run_suite(config: RunConfig, suite: Suite, pool: AgentPool, checks: Checks,
+                     reporters: list[Reporter] | None) -> RunOutcome:
+    options = config.options
+    context = RunContext.load(config.ctx_file, options.user, options.team)
+    cache = None if options.no_cache else HelperCache(config.cwd / options.cache)
+    generation = Usage()
+    entries: list[Entry] = suite.entries
+    if suite.generators:    # generators write cases for the target: it must exist before they are asked
+        pool.target(config.agent_id)
+        for agent_id in generator_agents(suite):
+            pool.helper(agent_id)
+        entries = await generate(suite, pool, config.agent_id or "", cwd=config.cwd, checks=checks,
+                                 timeout=config.timeout, usage=generation, cache=cache,
+                                 context=context.request_context(None))
+    entries = select(entries, options.run)
     if not entries:
         if options.run:
             raise UsageError(f"no test cases match --run {options.run!r}")
@@ -63,22 +92,24 @@ async def _run(config: RunConfig, reporters: list[Reporter] | None) -> RunOutcom
     if options.dry_run:
         return RunOutcome(None, dry_run(entries, config))
 
-    settings = target_settings(config)
+    target = pool.target(config.agent_id)
+    for agent_id in helper_agents(entries):
+        pool.helper(agent_id)
     check_writable(config)
-    context = RunContext.load(config.ctx_file, options.user, options.team)
-    agent = create_agent(config, settings)
     reporters = reporters if reporters is not None else build_reporters(config)
     hooks = Hooks(agent_dir(config))
-    runner = CaseRunner(agent=agent, context=context, hooks=hooks, timeout=config.timeout,
-                        connector=options.connector)
-    info = RunInfo(agent_id=agent.id, connector=options.connector or getattr(settings, "connector", None) or "",
+    services = RunServices(pool=pool, target_id=target.id, context=context, hooks=hooks, timeout=config.timeout,
+                           connector=options.connector, cache=cache)
+    runners = (StandardRunner(services), DynamicRunner(services))
+    settings = config.project.agents[target.id]
+    info = RunInfo(agent_id=target.id, connector=options.connector or getattr(settings, "connector", None) or "",
                    inputs=config.inputs, total=len(entries), started_at=now(), agent_path=config.agent_path,
                    options={**config.reported_options(), "timeout": format_duration(config.timeout)},
-                   environment=context.environment())
+                   environment=context.environment(), warnings=list(suite.warnings))
     started = time.monotonic()
     cases = [e for e in entries if isinstance(e, Case)]
     global_dir = cases[0].base_dir if cases else config.cwd
-    scheduler = Scheduler(entries, run_one=lambda e: run_entry(e, runner), skipped=skipped_result,
+    scheduler = Scheduler(entries, run_one=lambda e: run_entry(e, runners), skipped=skipped_result,
                           parallel=options.parallel, fail_fast=options.fail_fast,
                           on_start=lambda e: _emit(reporters, "case_started", e),
                           on_finish=lambda r: _emit(reporters, "case_finished", r))
@@ -88,35 +119,33 @@ async def _run(config: RunConfig, reporters: list[Reporter] | None) -> RunOutcom
     before_all_failed = False
     before_all_data = None
     with _interrupts(scheduler) as interrupt:
-        try:
-            if options.before:
-                try:
-                    before_all_data = await interrupt.guard(hooks.call(
-                        options.before, global_dir, context.hook_context(), [case_dict(c) for c in cases]))
-                except HookError as exc:
-                    errors.append(f"BeforeAll: {exc.message}")
-                    before_all_failed = True
-                    scheduler.stop("not run: BeforeAll failed")
-                except asyncio.CancelledError:
-                    scheduler.stop("interrupted")
-            results = await scheduler.run()
-            if options.after:
-                after_all = hooks.call(options.after, global_dir, context.hook_context(),
-                                       [result_dict(r) for r in results], before_all_data)
-                try:
-                    if scheduler.interrupted:   # the user is waiting: AfterAll gets the After hooks' grace
-                        await asyncio.wait_for(after_all, AFTER_HOOK_GRACE)
-                    else:
-                        await interrupt.guard(after_all)
-                except HookError as exc:
-                    errors.append(f"AfterAll: {exc.message}")
-                except (asyncio.TimeoutError, asyncio.CancelledError):
-                    errors.append("AfterAll: interrupted")
-        finally:
-            await agent.aclose()
+        if options.before:
+            try:
+                before_all_data = await interrupt.guard(hooks.call(
+                    options.before, global_dir, context.hook_context(), [case_dict(c) for c in cases]))
+            except HookError as exc:
+                errors.append(f"BeforeAll: {exc.message}")
+                before_all_failed = True
+                scheduler.stop("not run: BeforeAll failed")
+            except asyncio.CancelledError:
+                scheduler.stop("interrupted")
+        results = await scheduler.run()
+        if options.after:
+            after_all = hooks.call(options.after, global_dir, context.hook_context(),
+                                   [result_dict(r) for r in results], before_all_data)
+            try:
+                if scheduler.interrupted:   # the user is waiting: AfterAll gets the After hooks' grace
+                    await asyncio.wait_for(after_all, AFTER_HOOK_GRACE)
+                else:
+                    await interrupt.guard(after_all)
+            except HookError as exc:
+                errors.append(f"AfterAll: {exc.message}")
+            except (asyncio.TimeoutError, asyncio.CancelledError):
+                errors.append("AfterAll: interrupted")
 
     summary = Summary.count(results, round((time.monotonic() - started) * 1000))
-    report = Report(info=info, results=results, summary=summary, completed_at=now(),
+    usage = Usage.total([generation, *(result.usage for result in results)])
+    report = Report(info=info, results=results, summary=summary, completed_at=now(), usage=usage,
                     interrupted=scheduler.interrupted, error="; ".join(errors) or None, version=__version__)
     _emit(reporters, "run_finished", report)
     if scheduler.interrupted:
@@ -126,21 +155,11 @@ async def _run(config: RunConfig, reporters: list[Reporter] | None) -> RunOutcom
     return RunOutcome(report, EXIT_OK if summary.ok and not errors else EXIT_FAILED)
 
 
-async def run_entry(entry: Entry, runner: CaseRunner) -> CaseResult:
+async def run_entry(entry: Entry, runners: tuple[StandardRunner, DynamicRunner]) -> CaseResult:
     if isinstance(entry, InvalidCase):
         return invalid_result(entry)
-    return await runner.run(entry)
-
-
-def select(entries: list[Entry], run_filter: str | None) -> list[Entry]:
-    """`--run REGEX` keeps the cases whose id matches (unanchored); `--run tag:NAME` those tagged NAME."""
-    if not run_filter:
-        return list(entries)
-    tag = run_filter_tag(run_filter)
-    if tag is not None:
-        return [e for e in entries if isinstance(e, Case) and tag in e.tags]
-    pattern = re.compile(run_filter_pattern(run_filter))
-    return [e for e in entries if e.id is not None and pattern.search(e.id)]
+    standard, dynamic = runners
+    return await (dynamic if entry.conversation is not None else standard).run(entry)
 
 
 def dry_run(entries: list[Entry], config: RunConfig) -> int:
@@ -153,25 +172,6 @@ def dry_run(entries: list[Entry], config: RunConfig) -> int:
     if config.output is not None:
         write_text(config.output, "".join(lines))
     return 2 if invalid else 0
-
-
-def target_settings(config: RunConfig) -> registry.ProviderSettings:
-    """The settings of the agent under test; ConfigError/UsageError when it cannot be found or is a helper."""
-    project = config.project
-    if project.path is None:
-        raise ConfigError(f"no agenttest.yaml found (looked upward from {config.cwd} and the first input); "
-                          "create one that defines the agent under test")
-    if not config.agent_id:
-        raise UsageError(f"no target agent: pass -n/--name or set defaults.name in {project.display_path} "
-                         f"(agents: {', '.join(project.agents) or 'none'})")
-    settings = project.agents.get(config.agent_id)
-    if settings is None:
-        hint = did_you_mean(config.agent_id, project.agents) or f" (defined: {', '.join(project.agents) or 'none'})"
-        raise ConfigError(f"agent {config.agent_id!r} is not defined in {project.display_path}{hint}")
-    if isinstance(settings, BuiltinSettings):
-        raise ConfigError(f"agent {config.agent_id!r} is a builtin {settings.builtin} helper, not an agent to test")
-    project.check_variables(config.agent_id, uses_connectors=hasattr(settings, "connector"))
-    return settings
 
 
 def check_writable(config: RunConfig) -> None:
@@ -187,15 +187,6 @@ def check_writable(config: RunConfig) -> None:
             raise UsageError(f"cannot write to the output directory {directory}")
 
 
-def create_agent(config: RunConfig, settings: registry.ProviderSettings) -> Agent:
-    """Build the agent under test with its provider (connections are opened lazily, on the run's loop)."""
-    project = config.project
-    context = registry.ProviderContext(config_dir=project.directory, pool_size=config.options.parallel,
-                                       retries=config.options.retries, connectors=project.connectors,
-                                       connector_override=config.options.connector)
-    return registry.PROVIDERS[settings.provider].create(config.agent_id or "", settings, context)
-
-
 def agent_dir(config: RunConfig) -> Path | None:
     """Where hooks are looked up last: the agent's `assistants/…` directory, else the config's directory."""
     if config.agent_path:
@@ -206,7 +197,7 @@ def agent_dir(config: RunConfig) -> Path | None:
 def invalid_result(entry: InvalidCase) -> CaseResult:
     """An entry that could not become a case, as an `error` result at its line."""
     return CaseResult(id=entry.id or _place(entry), status="error", input=entry.input, error=entry.message,
-                      error_kind="invalid", file=entry.file, line=entry.line)
+                      error_kind=entry.kind, file=entry.file, line=entry.line, source=entry.source)
 
 
 def skipped_result(entry: Entry, reason: str) -> CaseResult:

@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import TextIO
 
 from ..actions_log import write_line
+from ..files import write_text
 from .base import Report, Reporter
-from .files import write_text
 
 
 class FileReporter(Reporter):

@@ -12,6 +12,7 @@ from typing import Any
 
 from ..cases.model import Case
 from ..results import CaseResult, Summary
+from ..usage import Usage
 
 
 @dataclass
@@ -26,6 +27,7 @@ class RunInfo:
     options: dict[str, Any] = field(default_factory=dict)
     environment: dict[str, Any] = field(default_factory=dict)
     agent_path: str | None = None
+    warnings: list[str] = field(default_factory=list)      # things in the suites worth fixing; the cases are valid
 
 
 @dataclass
@@ -39,6 +41,7 @@ class Report:
     interrupted: bool = False
     error: str | None = None
     version: str = ""
+    usage: Usage = field(default_factory=Usage)     # calls and tokens by role, generators included
 
     @cached_property
     def data(self) -> dict[str, Any]:
@@ -62,6 +65,8 @@ class Report:
         summary["connector"] = self.info.connector
         summary["runs_per_case"] = 1
         summary["pass_rate"] = round(self.summary.pass_rate, 2)
+        if self.usage.roles:
+            summary["usage"] = self.usage.to_dict()
         out: dict[str, Any] = {
             "summary": summary,
             "environment": self.info.environment,
@@ -78,6 +83,8 @@ class Report:
         }
         if self.error:
             out["error"] = self.error
+        if self.info.warnings:
+            out["warnings"] = self.info.warnings
         return out
 
 

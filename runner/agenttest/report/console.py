@@ -12,6 +12,7 @@ from ..cases.model import Case, InvalidCase
 from ..durations import format_duration, format_elapsed
 from ..results import CaseResult
 from ..secrets import mask
+from ..usage import usage_line
 from . import escape
 from .base import Report, Reporter, RunInfo
 from .escape import to_text as to_display
@@ -50,6 +51,10 @@ class ConsoleReporter(Reporter):
         self._info(f"Timeout: {info.options.get('timeout', format_duration(120))}")
         if int(info.options.get("parallel", 1)) > 1:
             self._info(f"Parallel: {info.options['parallel']}")
+        if info.options.get("simulator"):
+            self._info(f"Simulator: {info.options['simulator']}")
+        for warning in info.warnings:
+            self._line(self._style(f"⚠ {one_line(warning, 300)}", "yellow"))
         self._subheader("Running Tests")
 
     def case_started(self, case: Case | InvalidCase) -> None:
@@ -86,6 +91,9 @@ class ConsoleReporter(Reporter):
         else:
             self._line("  Pass Rate: n/a (no case ran)")
         self._line(f"  Duration:  {format_elapsed(s.duration_ms / 1000)}")
+        tokens = usage_line(report.usage.to_dict())
+        if tokens:
+            self._line(f"  Tokens:    {tokens}")
         for reason, count in self._not_run.items():
             self._line(self._style(f"  ○ {count} {'case' if count == 1 else 'cases'} {reason}", "yellow"))
         if report.interrupted:
@@ -103,21 +111,66 @@ class ConsoleReporter(Reporter):
 
     def case_lines(self, result: CaseResult) -> list[str]:
         word, colour = _STATUS[result.status]
-        preview = one_line(summarize_input(result.input), 50)
-        head = f"► [{one_line(result.id, 80)}] {preview} " if preview else f"► [{one_line(result.id, 80)}] "
-        lines = [f"{head}{self._style(word, colour, bold=True)} ({format_elapsed(result.duration_ms / 1000)})"]
+        status = f"{self._style(word, colour, bold=True)} ({format_elapsed(result.duration_ms / 1000)})"
+        dynamic = (result.metadata or {}).get("mode") == "dynamic"
+        title = one_line(result.name, 60) if dynamic and result.name else one_line(summarize_input(result.input), 50)
+        head = f"► [{one_line(result.id, 80)}] {title}".rstrip()
+        if dynamic:
+            lines = [head, *self._conversation_lines(result.metadata or {}), f"  {status}"
+                     + _checkpoint_tally(result.metadata or {})]
+        else:
+            lines = [f"{head} {status}"]
         if result.error and result.status != "skipped":
             where = f" ({result.file}:{result.line})" if result.error_kind == "invalid" and result.file else ""
             lines.append(f"  └─ {one_line(result.error, 300)}{where}")
         elif result.status == "skipped" and result.error:
             lines.append(f"  └─ {one_line(result.error, 200)}")
-        if self._verbose or result.file is None:
-            if result.output is not None:
+        if self._verbose or (result.file is None and result.source is None and not dynamic):
+            if result.output is not None and not dynamic:
                 lines.append(f"  └─ Output: {one_line(to_display(result.output), 200 if self._verbose else 500)}")
             if self._verbose:
                 for verdict in result.assertions:
-                    mark = self._style("✓", "green") if verdict.passed else self._style("✗", "red")
-                    lines.append(f"  │  {mark} {verdict.type}: {one_line(verdict.message, 200)}")
+                    lines.extend(self._verdict_lines(verdict.to_dict(), "  │  "))
+        return lines
+
+    def _verdict_lines(self, verdict: dict[str, Any], indent: str) -> list[str]:
+        mark = self._style("✓", "green") if verdict.get("passed") else self._style("✗", "red")
+        lines = [f"{indent}{mark} {verdict.get('type')}: {one_line(verdict.get('message'), 200)}"]
+        details = verdict.get("details") or {}
+        for suggestion in details.get("suggestions") or []:
+            lines.append(f"{indent}   suggestion: {one_line(suggestion, 200)}")
+        return lines
+
+    def _conversation_lines(self, metadata: dict[str, Any]) -> list[str]:
+        """The seeds' tree: one `├─ Turn N: "user" → "agent"` line per turn, the checkpoints reached under it."""
+        turns = [turn for turn in metadata.get("turns") or [] if isinstance(turn, dict)]
+        checkpoints = metadata.get("checkpoints") or {}
+        shown = turns if self._verbose or len(turns) <= 6 else [*turns[:2], None, *turns[-3:]]
+        width = 80 if self._verbose else 40
+        lines: list[str] = []
+        for position, turn in enumerate(shown):
+            last = position == len(shown) - 1
+            branch, stem = ("└─", "   ") if last else ("├─", "│  ")
+            if turn is None:
+                lines.append(f"  │  … {len(turns) - 5} more turns (-v shows every turn)")
+                continue
+            said = f'"{one_line(summarize_input(turn.get("input")), width)}"'
+            answer = f' → "{one_line(to_display(turn.get("output")), width)}"' if "output" in turn else ""
+            lines.append(f"  {branch} Turn {turn.get('turn')}: {said}{answer}")
+            notes: list[str] = []
+            tools = [call.get("name") for call in (turn.get("trace") or {}).get("tool_calls") or []]
+            for checkpoint_id in turn.get("checkpoints_reached") or []:
+                tool_note = f" (tool: {', '.join(str(t) for t in tools)})" if tools else ""
+                notes.append(f"{self._style('✓', 'green')} checkpoint: {one_line(checkpoint_id, 80)}{tool_note}")
+            if turn.get("error"):
+                notes.append(f"{self._style('✗', 'red')} {one_line(turn['error'], 200)}")
+            if self._verbose:
+                for checkpoint in checkpoints.values():
+                    if isinstance(checkpoint, dict) and checkpoint.get("reached_at_turn") == turn.get("turn"):
+                        for verdict in checkpoint.get("assertions") or []:
+                            notes.extend(line.strip() for line in self._verdict_lines(verdict, ""))
+            for index, note in enumerate(notes):
+                lines.append(f"  {stem}{'└─' if index == len(notes) - 1 else '├─'} {note}")
         return lines
 
     def _progress(self) -> None:
@@ -149,6 +202,12 @@ class ConsoleReporter(Reporter):
 
     def _style(self, text: str, colour: str, bold: bool = False) -> str:
         return click.style(text, fg=colour, bold=bold) if self._color else text
+
+
+def _checkpoint_tally(metadata: dict[str, Any]) -> str:
+    turns = metadata.get("total_turns", 0)
+    return (f" - {turns} turn{'' if turns == 1 else 's'}, {metadata.get('checkpoints_reached', 0)}/"
+            f"{metadata.get('checkpoints_total', 0)} checkpoints")
 
 
 def summarize_input(value: Any) -> str:

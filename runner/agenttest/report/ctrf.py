@@ -12,10 +12,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, TextIO
 
+from ..files import json_text
 from .artifact import FileReporter
 from .base import Report
 from .escape import preview, xml_text
-from .files import json_text
 from .github import SourceLinks
 from .verdicts import case_title, failure_body, failure_type, first_reason, is_failing
 

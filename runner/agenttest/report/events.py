@@ -6,9 +6,9 @@ import sys
 from pathlib import Path
 from typing import IO, TextIO
 
+from ..files import json_line
 from ..results import CaseResult
 from .base import Report, Reporter, RunInfo, now
-from .files import json_line
 
 
 class EventsWriter(Reporter):

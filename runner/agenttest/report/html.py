@@ -11,7 +11,16 @@ from typing import Any
 
 from ..durations import format_elapsed
 from .escape import html_text, preview
-from .verdicts import STATUS_ICONS, case_title, first_reason, is_failing, tool_call_lines, transcript
+from .verdicts import (
+    STATUS_ICONS,
+    case_title,
+    checkpoint_rows,
+    first_reason,
+    is_dynamic,
+    is_failing,
+    tool_call_lines,
+    transcript,
+)
 
 PREVIEW_CHARS = 20_000
 
@@ -29,6 +38,9 @@ details[open] summary { margin-bottom: .5rem; }
 summary { cursor: pointer; }
 .passed { color: #1a7f37; } .failed, .error { color: #cf222e; } .timeout { color: #9a6700; }
 .skipped { color: #57606a; } .meta { color: #57606a; } code { font-size: 90%; }
+.chat .user, .chat .agent { border-radius: 8px; padding: .4rem .7rem; margin: .2rem 0; white-space: pre-wrap;
+                             max-width: 80%; word-break: break-word; }
+.chat .user { background: #ddf4ff; } .chat .agent { background: #f6f8fa; margin-left: 2rem; }
 """
 
 
@@ -133,7 +145,9 @@ def _case(index: int, result: Mapping[str, Any], open_: bool) -> Iterator[str]:
     elif result.get("error"):
         yield f"<p><strong>{'Reason' if status == 'skipped' else 'Error'}:</strong> {html_text(result['error'])}</p>"
     conversation = transcript(dict(result), PREVIEW_CHARS)
-    if conversation:
+    if is_dynamic(dict(result)):
+        yield from _chat(result)
+    elif conversation:
         yield f"<p><strong>Transcript</strong></p><pre>{html_text(conversation)}</pre>"
     else:
         yield f"<p><strong>Input</strong></p><pre>{html_text(preview(result.get('input'), PREVIEW_CHARS))}</pre>"
@@ -143,6 +157,39 @@ def _case(index: int, result: Mapping[str, Any], open_: bool) -> Iterator[str]:
     if tools:
         yield f"<p><strong>Tool calls</strong></p><pre>{html_text(chr(10).join(tools))}</pre>"
     yield "</details>"
+
+
+def _chat(result: Mapping[str, Any]) -> Iterator[str]:
+    """A dynamic case as a chat: each turn's messages, the checkpoints it reached, then every checkpoint."""
+    turns = [turn for turn in (result.get("metadata") or {}).get("turns") or [] if isinstance(turn, Mapping)]
+    yield '<div class="chat">'
+    for turn in turns:
+        source = f" · {html_text(turn['source'])}" if turn.get("source") else ""
+        yield f'<p class="meta">Turn {html_text(turn.get("turn"))}{source}</p>'
+        if turn.get("input") is not None:
+            yield f'<div class="user">👤 {html_text(preview(turn["input"], 4000))}</div>'
+        if "output" in turn:
+            yield f'<div class="agent">🤖 {html_text(preview(turn.get("output"), 4000))}</div>'
+        trace = turn.get("trace") if isinstance(turn.get("trace"), Mapping) else {}
+        for call in trace.get("tool_calls") or []:
+            if isinstance(call, Mapping):
+                yield (f'<p class="meta">⚙️ <code>{html_text(call.get("name"))}</code> '
+                       f'<code>{html_text(preview(call.get("arguments"), 500))}</code></p>')
+        for reached in turn.get("checkpoints_reached") or []:
+            yield f'<p class="passed">✅ checkpoint <code>{html_text(reached)}</code> reached</p>'
+        if turn.get("error"):
+            yield f'<p class="error">❌ {html_text(turn["error"])}</p>'
+    yield "</div>"
+    rows = checkpoint_rows(dict(result))
+    if rows:
+        yield "<table><tr><th></th><th>Checkpoint</th><th>Required</th><th>Reached at</th><th>Why not</th></tr>"
+        for row in rows:
+            mark = "✅" if row.get("reached") else ("❌" if row.get("required", True) else "➖")
+            reached = f"turn {html_text(row.get('reached_at_turn'))}" if row.get("reached") else "not reached"
+            why = "" if row.get("reached") else html_text(preview(row.get("message") or "", 1000))
+            yield (f"<tr><td>{mark}</td><td><code>{html_text(row.get('id'))}</code></td>"
+                   f"<td>{'yes' if row.get('required', True) else 'no'}</td><td>{reached}</td><td>{why}</td></tr>")
+        yield "</table>"
 
 
 def _value(value: Any) -> str:

@@ -6,9 +6,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TextIO
 
+from ..files import json_text
 from .artifact import FileReporter
 from .base import Report
-from .files import json_text
 
 
 class JsonReportWriter(FileReporter):

@@ -16,13 +16,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..durations import format_elapsed
+from ..usage import usage_line
 from .escape import md_block, md_code, md_html, md_text, preview, to_text
 from .github import SourceLinks
 from .verdicts import (
     STATUS_ICONS,
     case_title,
+    checkpoint_rows,
     first_reason,
+    is_dynamic,
     is_failing,
+    missing_checkpoints,
     never_ran,
     tool_call_lines,
     transcript,
@@ -184,6 +188,10 @@ def _header(report: Mapping[str, Any], links: SourceLinks) -> Iterator[str]:
         facts.append(f"**Started** {md_text(started)}")
     yield " · ".join(facts)
     yield ""
+    usage = summary.get("usage")
+    if isinstance(usage, Mapping) and usage:
+        yield f"**Tokens** {md_text(usage_line(usage))}"
+        yield ""
     if report.get("error"):
         yield f"> ❗ **Run error:** {md_text(report['error'])}"
         yield ""
@@ -269,11 +277,20 @@ def _failure_details(result: Mapping[str, Any], links: SourceLinks, chars: int) 
             yield (f"| {mark} | {md_code(kind, in_table=True)} | {md_text(preview(verdict.get('message'), 500))} "
                    f"| {_cell_value(verdict.get('expected'))} | {_cell_value(verdict.get('actual'))} |")
         yield ""
+        for verdict in verdicts:
+            suggestions = (verdict.get("details") or {}).get("suggestions") or []
+            if suggestions and not verdict.get("passed"):
+                judge = (verdict.get("details") or {}).get("judge")
+                yield f"💡 **Suggestions from the judge {md_code(judge)}:**"
+                yield ""
+                yield from (f"- {md_text(preview(text, 500))}" for text in suggestions[:10])
+                yield ""
     elif result.get("error"):
         yield f"**Error:** {md_text(preview(result['error'], chars))}"
         yield ""
-    conversation = transcript(result, chars)
-    if conversation:
+    if is_dynamic(result):
+        yield from _chat(result, chars)
+    elif (conversation := transcript(result, chars)):
         yield "**Transcript**"
         yield ""
         yield md_block(preview(conversation, chars * 4))
@@ -293,6 +310,51 @@ def _failure_details(result: Mapping[str, Any], links: SourceLinks, chars: int) 
         yield ""
     yield "</details>"
     yield ""
+
+
+def _chat(result: Mapping[str, Any], chars: int) -> Iterator[str]:
+    """A dynamic case as a readable conversation: each turn's user and agent messages as quotes, the checkpoints
+    marked at the turn that reached them, then every checkpoint with what is missing."""
+    metadata = result.get("metadata") or {}
+    turns = [turn for turn in metadata.get("turns") or [] if isinstance(turn, Mapping)]
+    rows = checkpoint_rows(dict(result))
+    yield (f"**Conversation** — {len(turns)} turn{'' if len(turns) == 1 else 's'}, "
+           f"{sum(1 for row in rows if row.get('reached'))} of {len(rows)} checkpoints reached")
+    yield ""
+    per_turn = max(200, chars // max(1, len(turns)))
+    for turn in turns:
+        source = f" · {md_text(turn['source'])}" if turn.get("source") else ""
+        yield f"**Turn {md_text(turn.get('turn'))}**{source}"
+        yield ""
+        if turn.get("input") is not None:
+            yield f"> 👤 {md_text(preview(turn['input'], per_turn))}"
+            yield ""
+        if "output" in turn:
+            yield f"> 🤖 {md_text(preview(turn.get('output'), per_turn))}"
+            yield ""
+        calls = ((turn.get("trace") or {}).get("tool_calls") or []) if isinstance(turn.get("trace"), Mapping) else []
+        for call in calls:
+            if isinstance(call, Mapping):
+                yield f"⚙️ {md_code(call.get('name'))} {md_code(preview(call.get('arguments'), 200))}  "
+        for reached in turn.get("checkpoints_reached") or []:
+            yield f"✅ checkpoint {md_code(reached)} reached  "
+        if turn.get("error"):
+            yield f"❌ {md_text(preview(turn['error'], 500))}  "
+        yield ""
+    if rows:
+        yield "| | Checkpoint | Required | Reached at | Why not |"
+        yield "|---|---|---|---|---|"
+        for row in rows:
+            mark = "✅" if row.get("reached") else ("❌" if row.get("required", True) else "➖")
+            reached = f"turn {md_text(row.get('reached_at_turn'))}" if row.get("reached") else "not reached"
+            why = "" if row.get("reached") else md_text(preview(row.get("message") or "", 300))
+            yield (f"| {mark} | {md_code(row.get('id'), in_table=True)} | "
+                   f"{'yes' if row.get('required', True) else 'no'} | {reached} | {why} |")
+        yield ""
+    missing = missing_checkpoints(dict(result))
+    if missing:
+        yield "**Not reached:** " + ", ".join(md_code(name) for name in missing)
+        yield ""
 
 
 def _cell_value(value: Any) -> str:

@@ -44,7 +44,7 @@ def failure_type(result: dict[str, Any]) -> str:
     """The first failed assertion's type (a failure), or the error kind (an error; `timeout` for a timeout)."""
     if result.get("status") == "failed":
         failed = failed_assertions(result)
-        return str(failed[0].get("type")) if failed else "assertion"
+        return str(failed[0].get("type")) if failed else "checkpoint" if is_dynamic(result) else "assertion"
     if result.get("status") == "timeout":
         return "timeout"
     return str(result.get("error_kind") or "error")
@@ -57,21 +57,54 @@ def case_title(result: dict[str, Any]) -> str:
 
 
 def verdict_lines(result: dict[str, Any], limit: int = 500) -> list[str]:
-    """One line per assertion: `✗ contains: message (expected …, actual …)`."""
+    """One line per assertion: `✗ contains: message (expected …, actual …)`; a judge's suggestions below it."""
+    return [line for verdict in result.get("assertions") or [] for line in assertion_lines(verdict, limit)]
+
+
+def assertion_lines(verdict: dict[str, Any], limit: int = 500) -> list[str]:
+    mark = "✓" if verdict.get("passed") else "✗"
+    kind = f"not {verdict.get('type')}" if verdict.get("negate") else verdict.get("type")
+    line = f"{mark} {kind}: {one_line(verdict.get('message', ''), limit)}"
+    if not verdict.get("passed"):
+        details = [f"{key} {one_line(verdict[key], limit)}" for key in ("expected", "actual")
+                   if verdict.get(key) is not None]
+        if verdict.get("score") is not None:
+            details.append(f"score {verdict['score']}")
+        if details:
+            line += f" ({'; '.join(details)})"
+    suggestions = (verdict.get("details") or {}).get("suggestions") or []
+    return [line, *(f"    suggestion: {one_line(text, limit)}" for text in suggestions)]
+
+
+def is_dynamic(result: dict[str, Any]) -> bool:
+    return (result.get("metadata") or {}).get("mode") == "dynamic"
+
+
+def checkpoint_rows(result: dict[str, Any]) -> list[dict[str, Any]]:
+    """The checkpoints of a dynamic case, in the case's order."""
+    checkpoints = (result.get("metadata") or {}).get("checkpoints") or {}
+    return [row for row in checkpoints.values() if isinstance(row, dict)] if isinstance(checkpoints, dict) else []
+
+
+def checkpoint_lines(result: dict[str, Any], limit: int = 300) -> list[str]:
+    """`✓ greets (turn 1)`, `✗ confirm: required, not reached — why`, `○ offer: optional, not reached`."""
     lines = []
-    for verdict in result.get("assertions") or []:
-        mark = "✓" if verdict.get("passed") else "✗"
-        kind = f"not {verdict.get('type')}" if verdict.get("negate") else verdict.get("type")
-        line = f"{mark} {kind}: {one_line(verdict.get('message', ''), limit)}"
-        if not verdict.get("passed"):
-            details = [f"{key} {one_line(verdict[key], limit)}" for key in ("expected", "actual")
-                       if verdict.get(key) is not None]
-            if verdict.get("score") is not None:
-                details.append(f"score {verdict['score']}")
-            if details:
-                line += f" ({'; '.join(details)})"
-        lines.append(line)
+    for row in checkpoint_rows(result):
+        name = one_line(row.get("id"), 120)
+        if row.get("reached"):
+            lines.append(f"✓ {name} (turn {row.get('reached_at_turn')})")
+            continue
+        why = f" — {one_line(row['message'], limit)}" if row.get("message") else ""
+        if row.get("required", True):
+            lines.append(f"✗ {name}: required, not reached{why}")
+        else:
+            lines.append(f"○ {name}: optional, not reached{why}")
     return lines
+
+
+def missing_checkpoints(result: dict[str, Any]) -> list[str]:
+    return [str(row.get("id")) for row in checkpoint_rows(result)
+            if row.get("required", True) and not row.get("reached")]
 
 
 def tool_call_lines(result: dict[str, Any], limit: int = 300) -> list[str]:
@@ -89,8 +122,12 @@ def tool_call_lines(result: dict[str, Any], limit: int = 300) -> list[str]:
 def transcript(result: dict[str, Any], limit: int = PREVIEW_CHARS) -> str | None:
     """The conversation of a multi-turn case (dynamic turns, or a message-list input and the reply), else None."""
     turns = (result.get("metadata") or {}).get("turns")
-    if isinstance(turns, list) and turns:
-        return "\n".join(_turn_lines(turns, limit))
+    if isinstance(turns, list) and (turns or is_dynamic(result)):
+        lines = _turn_lines(turns, limit)
+        checkpoints = checkpoint_lines(result)
+        if checkpoints:
+            lines += ["── checkpoints", *(f"  {line}" for line in checkpoints)]
+        return "\n".join(lines)
     messages = result.get("input")
     if isinstance(messages, list) and len(messages) > 1 and all(isinstance(m, dict) for m in messages):
         lines = [f"{m.get('role', 'user')}: {preview(m.get('content'), limit)}" for m in messages]
@@ -105,16 +142,17 @@ def _turn_lines(turns: Iterable[Any], limit: int) -> list[str]:
     for turn in turns:
         if not isinstance(turn, dict):
             continue
-        lines.append(f"── turn {turn.get('turn', len(lines) + 1)}")
+        source = f" ({turn['source']})" if turn.get("source") else ""
+        lines.append(f"── turn {turn.get('turn', len(lines) + 1)}{source}")
         if turn.get("input") is not None:
             lines.append(f"user: {preview(turn['input'], limit)}")
         if turn.get("output") is not None:
             lines.append(f"agent: {preview(turn['output'], limit)}")
-        calls = (turn.get("response") or {}).get("tool_calls") or []
+        trace = turn.get("trace") or turn.get("response") or {}
+        calls = trace.get("tool_calls") or [] if isinstance(trace, dict) else []
         lines.extend(f"  → {c.get('name')}({one_line(c.get('arguments'), 300)})" for c in calls if isinstance(c, dict))
-        reached = turn.get("checkpoints_reached")
-        if reached:
-            lines.append(f"  checkpoints reached: {', '.join(to_text(r) for r in reached)}")
+        for reached in turn.get("checkpoints_reached") or []:
+            lines.append(f"  ✓ checkpoint reached: {to_text(reached)}")
         if turn.get("error"):
             lines.append(f"  error: {preview(turn['error'], limit)}")
     return lines
@@ -128,6 +166,9 @@ def failure_body(result: dict[str, Any], limit: int = PREVIEW_CHARS) -> str:
         parts.append("Assertions:\n" + "\n".join(f"  {line}" for line in verdicts))
     elif result.get("error"):
         parts.append(f"Error: {preview(result['error'], limit)}")
+    checkpoints = checkpoint_lines(result)
+    if checkpoints:
+        parts.append("Checkpoints:\n" + "\n".join(f"  {line}" for line in checkpoints))
     parts.append(f"Input:\n{preview(result.get('input'), limit)}")
     if result.get("output") is not None:
         parts.append(f"Output:\n{preview(result['output'], limit)}")

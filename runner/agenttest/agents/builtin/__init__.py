@@ -1,0 +1,74 @@
+"""Built-in helper agents — `builtin: validator | simulator | generator`: a carefully written prompt
+(`prompts/*.md`, or the user's own file) on an OpenAI-compatible connector, asked for JSON output.
+
+They are ordinary agents (an `OpenAIAgent` with a system prompt): the engine calls them like any other helper, so a
+user's own validator, simulator or generator agent is a drop-in replacement.
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ...errors import ConfigError
+from ..openai import OpenAIAgent, OpenAISettings, build_openai_agent
+from ..registry import ProviderContext
+
+ROLES = ("validator", "simulator", "generator")
+
+# Judges and simulated users should be repeatable, and every reply is read as JSON. `params` in the config win
+# (a `null` removes one, for servers that reject `response_format`).
+DEFAULT_PARAMS: dict[str, Any] = {"temperature": 0, "response_format": {"type": "json_object"}}
+
+
+class BuiltinSettings(BaseModel):
+    """A `builtin:` entry of agenttest.yaml: the role, where the model is (a connector and/or inline fields, as for
+    `provider: openai`), and optionally a prompt file that replaces the built-in prompt."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    builtin: Literal["validator", "simulator", "generator"]
+    description: str = ""
+    connector: str | None = None
+    base_url: str | None = None
+    api_key: str | None = None
+    model: str | None = None
+    headers: dict[str, str] = Field(default_factory=dict)
+    params: dict[str, Any] = Field(default_factory=dict)
+    stream: bool = False
+    prompt: str | None = None     # a file, relative to the config's directory
+
+
+def default_prompt(role: str) -> str:
+    """The built-in prompt of a role (shipped with the package)."""
+    return resources.files(__package__).joinpath("prompts", f"{role}.md").read_text(encoding="utf-8")
+
+
+def prompt_text(agent_id: str, settings: BuiltinSettings, config_dir: Path) -> str:
+    """The prompt this helper runs with: the user's file when `prompt` names one, else the built-in one."""
+    if not settings.prompt:
+        return default_prompt(settings.builtin)
+    path = config_dir / settings.prompt
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"agents.{agent_id}.prompt: prompt file {settings.prompt} not found in {config_dir}") \
+            from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"agents.{agent_id}.prompt: cannot read {path}: {exc}") from exc
+    if not text.strip():
+        raise ConfigError(f"agents.{agent_id}.prompt: {settings.prompt} is empty")
+    return text
+
+
+def create(agent_id: str, settings: BuiltinSettings, ctx: ProviderContext) -> OpenAIAgent:
+    """The helper as an OpenAI-compatible agent with its prompt as the system message. Raises ConfigError."""
+    params = {**DEFAULT_PARAMS, **settings.params}
+    openai_settings = OpenAISettings(
+        provider="openai", description=settings.description, connector=settings.connector,
+        base_url=settings.base_url, api_key=settings.api_key, model=settings.model, headers=settings.headers,
+        params={key: value for key, value in params.items() if value is not None}, stream=settings.stream)
+    return build_openai_agent(agent_id, openai_settings, ctx, system=prompt_text(agent_id, settings, ctx.config_dir))

@@ -1,0 +1,168 @@
+"""What helper agents answer, read robustly (SPEC §6.1): a judge's verdict, a simulated user's next message, a
+generator's test cases.
+
+A reply is the response's structured `data` when it has some, else its `content`. Text is searched for JSON
+anywhere in it — fenced or bare, prose around it, trailing commas repaired — and the last object with the expected
+keys wins (a judge reasons first and gives its verdict last; an object quoted from the output under test comes
+before it). A reply that holds no usable answer is a HelperError, never a default verdict.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import HelperError
+from ..extract import embedded_json, extract_json
+from .base import AgentResponse
+from .replies import snippet
+
+_TRUE = {"true", "yes", "pass", "passed"}
+_FALSE = {"false", "no", "fail", "failed"}
+
+
+@dataclass
+class JudgeReply:
+    """A judge's verdict: `passed` and/or `score` (0..1), the reason and the suggestions it gave."""
+
+    passed: bool | None
+    score: float | None
+    reason: str = ""
+    suggestions: list[str] = field(default_factory=list)
+
+
+@dataclass
+class SimulatorReply:
+    """The simulated user's next message, whether it says its goal is achieved, and why."""
+
+    message: str
+    goal_achieved: bool = False
+    reasoning: str = ""
+
+
+def reply_value(response: AgentResponse) -> Any:
+    """What a helper answered: structured `data`, else the content (its text parts joined, for a list of parts)."""
+    if isinstance(response.data, (dict, list)) and response.data:
+        return response.data
+    content = response.content
+    if isinstance(content, list):
+        texts = [part.get("text") for part in content if isinstance(part, dict)]
+        return "\n".join(text for text in texts if isinstance(text, str))
+    return content
+
+
+def read_judge(response: AgentResponse) -> JudgeReply:
+    """The verdict in a judge's reply. HelperError (kind `judge`) when there is none, or it is malformed."""
+    value = reply_value(response)
+    verdict = _last_object(value, ("passed", "score"))
+    if verdict is None and isinstance(value, str):
+        found = extract_json(value)          # a judge may answer in YAML (`passed: true`)
+        verdict = found if isinstance(found, dict) and ("passed" in found or "score" in found) else None
+    if verdict is None:
+        raise HelperError(f"its reply holds no verdict (a JSON object with 'passed' or 'score'): "
+                          f"{_shown(value)}", "judge")
+    passed = _boolean(verdict.get("passed"), "passed", "judge") if "passed" in verdict else None
+    score = _score(verdict.get("score")) if verdict.get("score") is not None else None
+    if passed is None and score is None:
+        raise HelperError(f"its reply gives neither 'passed' nor 'score': {_shown(verdict)}", "judge")
+    reason = verdict.get("reason")
+    if not isinstance(reason, str) or not reason.strip():
+        reason = verdict.get("reasoning") if isinstance(verdict.get("reasoning"), str) else ""
+    return JudgeReply(passed=passed, score=score, reason=reason.strip(),
+                      suggestions=_strings(verdict.get("suggestions")))
+
+
+def read_simulator(response: AgentResponse) -> SimulatorReply:
+    """The next user message in a simulator's reply; a reply with no JSON is the message itself. HelperError (kind
+    `simulator`) when there is no message and the goal is not said to be achieved."""
+    value = reply_value(response)
+    turn = _last_object(value, ("message", "input", "goal_achieved"))
+    if turn is None:
+        text = value if isinstance(value, str) else "" if value is None else json.dumps(value, ensure_ascii=False)
+        if not text.strip():
+            raise HelperError("its reply is empty", "simulator")
+        return SimulatorReply(message=text.strip())
+    message = turn.get("message", turn.get("input"))
+    if message is not None and not isinstance(message, str):
+        message = json.dumps(message, ensure_ascii=False)
+    goal = _boolean(turn.get("goal_achieved", False), "goal_achieved", "simulator")
+    reasoning = turn.get("reasoning") if isinstance(turn.get("reasoning"), str) else ""
+    if not goal and not (message or "").strip():
+        raise HelperError(f"its reply has no message: {_shown(turn)}", "simulator")
+    return SimulatorReply(message=(message or "").strip(), goal_achieved=goal, reasoning=reasoning)
+
+
+def read_generated(value: Any) -> list[Any]:
+    """The test cases in a generator's reply (an AgentResponse, or a script's return value): an array, or an object
+    with `cases` / `test_cases`, or one case object. HelperError (kind `generator`) otherwise."""
+    if isinstance(value, AgentResponse):
+        value = reply_value(value)
+    candidates: Iterable[Any] = [value]
+    if isinstance(value, str):
+        candidates = [extract_json(value), *reversed(embedded_json(value))]
+    for candidate in candidates:
+        cases = _cases(candidate)
+        if cases is not None:
+            return cases
+    raise HelperError(f"its reply holds no test cases (an array, or an object with 'cases'): "
+                      f"{_shown(value)}", "generator")
+
+
+def _cases(value: Any) -> list[Any] | None:
+    if isinstance(value, list):
+        return value
+    if isinstance(value, dict):
+        for key in ("cases", "test_cases"):
+            if isinstance(value.get(key), list):
+                return value[key]
+        if "id" in value:
+            return [value]
+    return None
+
+
+def _last_object(value: Any, keys: tuple[str, ...]) -> dict[str, Any] | None:
+    """`value` itself when it is an object with one of `keys`; in text, the last such JSON object."""
+    if isinstance(value, dict):
+        return value if any(key in value for key in keys) else None
+    if not isinstance(value, str):
+        return None
+    found = [obj for obj in embedded_json(value) if isinstance(obj, dict) and any(key in obj for key in keys)]
+    return found[-1] if found else None
+
+
+def _boolean(value: Any, name: str, kind: str) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
+        return value.strip().lower() in _TRUE
+    raise HelperError(f"its reply's '{name}' must be true or false, got {_shown(value)}", kind)
+
+
+def _score(value: Any) -> float:
+    number: float | None = None
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        number = float(value)
+    elif isinstance(value, str):
+        try:
+            number = float(value.strip())
+        except ValueError:
+            number = None
+    if number is None or not math.isfinite(number) or not 0.0 <= number <= 1.0:
+        raise HelperError(f"its reply's 'score' must be a number from 0 to 1, got {_shown(value)}", "judge")
+    return number
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value] if value.strip() else []
+    if isinstance(value, list):
+        return [item if isinstance(item, str) else json.dumps(item, ensure_ascii=False) for item in value
+                if item not in (None, "")]
+    return []
+
+
+def _shown(value: Any) -> str:
+    return snippet(value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str))

@@ -1,0 +1,104 @@
+"""Helper agents — judges (Yao's validators), simulated users and generators — called the one way (SPEC §6.1).
+
+A helper is any agent of agenttest.yaml (a `builtin:` one, or the user's own). It gets one user message whose
+content is a JSON object, and `options.metadata.test_mode` naming its role; its reply is read by `replies`. Every
+call is counted by role, may be served from the helper cache, and fails as a HelperError of its role's kind, so a
+broken helper is never a silent pass or fail, nor blamed on the agent under test.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol, TypeVar
+
+from ..errors import AgentCallError, HelperError
+from ..usage import Usage
+from .base import Agent, AgentRequest, AgentResponse
+from .cache import HelperCache
+
+# Role → the `test_mode` a helper is told (Yao's names) and its error kind.
+TEST_MODES = {"judge": "validator", "simulator": "simulator", "generator": "generator"}
+_SKIP = {"history": True, "trace": True, "output": True}
+T = TypeVar("T")
+
+
+class HelperAgents(Protocol):
+    """Where helpers come from (the run's AgentPool)."""
+
+    def get(self, agent_id: str) -> Agent: ...
+
+    def fingerprint(self, agent_id: str) -> str: ...
+
+
+@dataclass
+class HelperCaller:
+    """Calls helper agents on behalf of one case (or of a run's generators).
+
+    `context` is the case's request context; each call gets its own chat id. `cache` is None when replies must not
+    be served from disk (no cache, or a repeat under `--runs`). `waiting_for` names the call in flight, so a case
+    that runs out of time can say what it was waiting for."""
+
+    agents: HelperAgents
+    usage: Usage = field(default_factory=Usage)
+    context: dict[str, Any] = field(default_factory=dict)
+    deadline: float | None = None
+    cache: HelperCache | None = None
+    waiting_for: str | None = None
+
+    async def ask(self, role: str, agent_id: str, payload: dict[str, Any], read: Callable[[AgentResponse], T], *,
+                  connector: str | None = None, sample: int = 0) -> T:
+        """Ask helper `agent_id`, in `role` (judge, simulator, generator), about `payload`, and `read` its reply (a
+        parser that raises HelperError). The reply may come from the cache; it is stored there only once it could
+        be read. Raises HelperError of the role's kind."""
+        request = self.request(role, agent_id, payload, connector=connector)
+        key = HelperCache.key(request, self.agents.fingerprint(agent_id), sample) if self.cache else None
+        if key is not None and self.cache is not None:
+            cached = self.cache.lookup(key)
+            if cached is not None:
+                try:
+                    value = read(cached)
+                except HelperError:
+                    self.cache.forget(key)
+                else:
+                    self.usage.add(role, cached.usage, cached=True)
+                    return value
+        response = await self._send(role, agent_id, request)
+        self.usage.add(role, response.usage)
+        try:
+            value = read(response)
+        except HelperError as exc:
+            raise HelperError(f"{role} {agent_id}: {exc.message}", exc.kind) from exc
+        if key is not None and self.cache is not None:
+            self.cache.store(key, request, response)
+        return value
+
+    def request(self, role: str, agent_id: str, payload: dict[str, Any], *,
+                connector: str | None = None) -> AgentRequest:
+        """The canonical request a helper gets: the payload as JSON in one user message, its role's `test_mode`."""
+        mode = TEST_MODES[role]
+        options: dict[str, Any] = {"skip": dict(_SKIP), "metadata": {"test_mode": mode}}
+        if connector:
+            options["connector"] = connector
+        chat_id = f"{mode}-{self.context.get('test_id', 'run')}-{secrets.token_hex(4)}"
+        content = json.dumps(payload, ensure_ascii=False, default=str)
+        return AgentRequest(agent=agent_id, messages=[{"role": "user", "content": content}], options=options,
+                            context={**self.context, "chat_id": chat_id}, deadline=self.deadline, role=role)
+
+    async def _send(self, role: str, agent_id: str, request: AgentRequest) -> AgentResponse:
+        self.waiting_for = f"the {role} {agent_id}"
+        try:
+            response = await self.agents.get(agent_id).call(request)
+        except AgentCallError as exc:
+            self.waiting_for = None
+            raise HelperError(f"{role} {agent_id}: {exc.message}", role) from exc
+        except asyncio.CancelledError:   # the case ran out of time: `waiting_for` still says on what
+            raise
+        except Exception as exc:  # a provider bug costs this case, not the run
+            self.waiting_for = None
+            raise HelperError(f"{role} {agent_id}: {type(exc).__name__}: {exc}", role) from exc
+        self.waiting_for = None
+        return response

@@ -1,0 +1,109 @@
+"""Every agent a run talks to — the target and its helpers (judges, simulators, generators) — built once from
+agenttest.yaml and closed once.
+
+Agents are built before any case runs, so a configuration mistake exits 2 and every credential is registered
+(`::add-mask::`) while the log is still ours. Connections open lazily, on the run's event loop.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from ..errors import ConfigError, UsageError
+from ..hints import did_you_mean
+from ..project import ProjectConfig
+from . import builtin, registry
+from .base import Agent
+from .builtin import BuiltinSettings
+from .openai_files import read_tools
+
+# The settings that never count towards an agent's identity (they are secrets, not behaviour).
+_SECRET_FIELDS = {"api_key", "headers", "env"}
+
+
+class AgentPool:
+    """The agents of one run, by id. `target` and `helper` build an agent on first use and return the same one
+    after; `aclose` closes all of them."""
+
+    def __init__(self, project: ProjectConfig, *, parallel: int = 4, retries: int = 2,
+                 connector_override: str | None = None) -> None:
+        self.project = project
+        self._parallel = parallel
+        self._retries = retries
+        self._connector_override = connector_override
+        self._agents: dict[str, Agent] = {}
+
+    def target(self, agent_id: str | None) -> Agent:
+        """The agent under test. ConfigError/UsageError when there is no config, no id, no such agent, or the id
+        names a helper."""
+        project = self.project
+        if project.path is None:
+            raise ConfigError("no agenttest.yaml found (looked upward from the working directory and the first "
+                              "input); create one that defines the agent under test")
+        if not agent_id:
+            targets = [name for name, settings in project.agents.items() if not isinstance(settings, BuiltinSettings)]
+            raise UsageError(f"no target agent: pass -n/--name or set defaults.name in {project.display_path} "
+                             f"(agents: {', '.join(targets) or 'none'})")
+        settings = self._settings(agent_id)
+        if isinstance(settings, BuiltinSettings):
+            raise ConfigError(f"agent {agent_id!r} is a builtin {settings.builtin} helper, not an agent to test")
+        return self._build(agent_id, settings, connector_override=self._connector_override)
+
+    def helper(self, agent_id: str) -> Agent:
+        """A helper agent: any agent of the config, built-in or not. ConfigError when it is not defined or cannot
+        be built."""
+        if self.project.path is None:
+            raise ConfigError(f"helper agent {agent_id!r} needs an agenttest.yaml that defines it")
+        return self._build(agent_id, self._settings(agent_id), connector_override=None)
+
+    def get(self, agent_id: str) -> Agent:
+        """An agent already built by `target` or `helper`."""
+        return self._agents[agent_id]
+
+    def info(self, agent_id: str) -> dict[str, Any]:
+        """What generators are told about an agent: its id, description and tools."""
+        settings = self._settings(agent_id)
+        tools = getattr(settings, "tools", None)
+        return {"id": agent_id, "description": settings.description,
+                "tools": read_tools(agent_id, tools, self.project.directory)}
+
+    def fingerprint(self, agent_id: str) -> str:
+        """A digest of what makes an agent answer the way it does (model, endpoint, parameters, prompt, tools;
+        never its credentials), so a cached reply is not served once any of them changed."""
+        agent = self._agents.get(agent_id)
+        identity = getattr(agent, "identity", None)
+        settings = self._settings(agent_id)
+        described: Any = identity() if callable(identity) else settings.model_dump(exclude=_SECRET_FIELDS)
+        text = json.dumps({"id": agent_id, "agent": described}, sort_keys=True, default=str)
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+    async def aclose(self) -> None:
+        """Close every agent's connections (and processes)."""
+        agents, self._agents = list(self._agents.values()), {}
+        for agent in agents:
+            await agent.aclose()
+
+    def _settings(self, agent_id: str) -> registry.ProviderSettings | BuiltinSettings:
+        project = self.project
+        settings = project.agents.get(agent_id)
+        if settings is None:
+            hint = did_you_mean(agent_id, project.agents) or f" (defined: {', '.join(project.agents) or 'none'})"
+            raise ConfigError(f"agent {agent_id!r} is not defined in {project.display_path}{hint}")
+        return settings
+
+    def _build(self, agent_id: str, settings: registry.ProviderSettings | BuiltinSettings,
+               connector_override: str | None) -> Agent:
+        if agent_id in self._agents:
+            return self._agents[agent_id]
+        self.project.check_variables(agent_id, uses_connectors=hasattr(settings, "connector"))
+        context = registry.ProviderContext(config_dir=self.project.directory, pool_size=self._parallel,
+                                           retries=self._retries, connectors=self.project.connectors,
+                                           connector_override=connector_override)
+        if isinstance(settings, BuiltinSettings):
+            agent: Agent = builtin.create(agent_id, settings, context)
+        else:
+            agent = registry.PROVIDERS[settings.provider].create(agent_id, settings, context)
+        self._agents[agent_id] = agent
+        return agent

@@ -1,0 +1,158 @@
+"""The LLM-judged assertion (`type: agent`): a validator agent decides whether the response meets criteria."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from ..agents.helper_replies import JudgeReply, read_judge
+from ..errors import HelperError, SuiteError, Where
+from ..hints import did_you_mean
+from .base import AssertionSpec, EvalContext, Verdict, assertion, json_type
+
+AGENT_PREFIX = "agents:"
+OPTIONS = ("connector", "metadata", "threshold", "samples")
+MAX_SAMPLES = 15
+DEFAULT_THRESHOLD = 0.5     # deciding on a score alone, when the judge gives no `passed`
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class _Judge:
+    agent_id: str
+    criteria: Any
+    metadata: dict[str, Any] = field(default_factory=dict)
+    connector: str | None = None
+    threshold: float | None = None
+    samples: int = 1
+
+
+def _prepare_judge(spec: AssertionSpec) -> None:
+    """Check `use` (`agents:ID`; a bare id is read as one, with a warning), the criteria and the options."""
+    if not isinstance(spec.use, str) or not spec.use.strip():
+        raise SuiteError("agent assertion requires 'use': \"agents:ID\" naming the validator agent",
+                         Where(field="use"))
+    use = spec.use.strip()
+    if use.startswith(AGENT_PREFIX):
+        agent_id = use[len(AGENT_PREFIX):].strip()
+    elif ":" in use:
+        raise SuiteError(f"agent assertion 'use' must start with '{AGENT_PREFIX}' (e.g. agents:workers.test.validator)"
+                         f", got {use!r}", Where(field="use"))
+    else:
+        agent_id = use
+        spec.warnings.append(f"use: {use!r} has no '{AGENT_PREFIX}' prefix; read as '{AGENT_PREFIX}{use}'")
+    if not agent_id:
+        raise SuiteError("agent assertion 'use' names no agent after 'agents:'", Where(field="use"))
+    options = spec.options
+    for key in options:
+        if key not in OPTIONS:
+            raise SuiteError(f"unknown option {key!r} for an agent assertion{did_you_mean(key, OPTIONS)} "
+                             f"(options: {', '.join(OPTIONS)})", Where(field=f"options.{key}"))
+    metadata = options.get("metadata") or {}
+    if not isinstance(metadata, dict):
+        raise SuiteError(f"expected an object, got {json_type(metadata)}", Where(field="options.metadata"))
+    if spec.value is None and metadata.get("criteria") in (None, ""):
+        raise SuiteError("agent assertion needs criteria: 'value', or 'options.metadata.criteria'",
+                         Where(field="value"))
+    connector = options.get("connector")
+    if connector is not None and (not isinstance(connector, str) or not connector):
+        raise SuiteError("expected a connector name", Where(field="options.connector"))
+    threshold = options.get("threshold")
+    if threshold is not None and (isinstance(threshold, bool) or not isinstance(threshold, (int, float))
+                                  or not 0 <= threshold <= 1):
+        raise SuiteError(f"expected a number from 0 to 1, got {threshold!r}", Where(field="options.threshold"))
+    samples = options.get("samples", 1)
+    if isinstance(samples, bool) or not isinstance(samples, int) or not 1 <= samples <= MAX_SAMPLES:
+        raise SuiteError(f"expected a whole number from 1 to {MAX_SAMPLES}, got {samples!r}",
+                         Where(field="options.samples"))
+    spec.helper_agent = agent_id
+    spec.prepared = _Judge(agent_id=agent_id, criteria=spec.value, metadata=dict(metadata), connector=connector,
+                           threshold=None if threshold is None else float(threshold), samples=samples)
+
+
+@assertion("agent", prepare=_prepare_judge)
+async def judge(spec: AssertionSpec, ctx: EvalContext) -> Verdict:
+    """A validator agent judges the response against criteria (SPEC §6.1).
+
+    `use`: `"agents:ID"`, the validator (any agent of agenttest.yaml; `builtin: validator` gives a good one).
+    `value`: the criteria (or `options.metadata.criteria`). The validator gets one user message holding
+    `{"criteria", "input", "output", "conversation" (in dynamic mode), …options.metadata}` and replies
+    `{"passed", "score", "reason", "suggestions"}`. `options.threshold`: `score ≥ threshold` decides instead of
+    `passed`. `options.samples: N`: ask N times, the majority decides (a tie fails) and the split is reported.
+    `options.connector`: the connector the validator uses. A judge that cannot be reached, or whose reply holds no
+    verdict, makes the case an `error` (`error_kind: judge`), never a pass or a fail.
+    """
+    config: _Judge = spec.prepared
+    if ctx.helpers is None:
+        raise HelperError("judge: no helper agents are available here", "judge")
+    payload: dict[str, Any] = {}
+    if config.criteria is not None:
+        payload["criteria"] = config.criteria
+    payload["input"] = ctx.input
+    payload["output"] = ctx.output
+    if ctx.conversation is not None:
+        payload["conversation"] = ctx.conversation
+    payload.update(config.metadata)
+    helpers = ctx.helpers
+    replies = await _all_or_none([
+        helpers.ask("judge", config.agent_id, payload, read_judge, connector=config.connector, sample=index)
+        for index in range(config.samples)])
+    return _decide(config, replies)
+
+
+def _decide(config: _Judge, replies: list[JudgeReply]) -> Verdict:
+    votes = [_sample_passed(config, reply) for reply in replies]
+    passed_count = sum(votes)
+    passed = passed_count * 2 > len(votes)
+    agreeing = [reply for reply, vote in zip(replies, votes, strict=True) if vote == passed]
+    shown = agreeing[0] if agreeing else replies[0]
+    scores = [reply.score for reply in replies if reply.score is not None]
+    score = round(sum(scores) / len(scores), 4) if scores else None
+    details: dict[str, Any] = {"judge": config.agent_id, "reason": shown.reason}
+    if score is not None:
+        details["score"] = score
+    if config.threshold is not None:
+        details["threshold"] = config.threshold
+    suggestions = list(dict.fromkeys(s for reply in replies for s in reply.suggestions))
+    if suggestions:
+        details["suggestions"] = suggestions
+    if len(replies) > 1:
+        details["votes"] = {"passed": passed_count, "failed": len(votes) - passed_count}
+        details["samples"] = [{"passed": vote, "score": reply.score, "reason": reply.reason}
+                              for reply, vote in zip(replies, votes, strict=True)]
+    message = shown.reason or ("the judge found the criteria met" if passed else "the judge found the criteria "
+                                                                                 "not met")
+    notes = []
+    if config.threshold is not None and score is not None:
+        notes.append(f"score {score:g} {'≥' if passed else '<'} threshold {config.threshold:g}")
+    if len(replies) > 1:
+        tie = " — a tie does not pass" if passed_count * 2 == len(votes) else ""
+        notes.append(f"{passed_count} of {len(votes)} samples passed{tie}")
+    if notes:
+        message = f"{message} ({'; '.join(notes)})"
+    if not passed:
+        message = f"judge {config.agent_id}: {message}"
+    return Verdict(passed, message, expected=config.criteria, score=score, details=details)
+
+
+def _sample_passed(config: _Judge, reply: JudgeReply) -> bool:
+    if config.threshold is not None:
+        if reply.score is None:
+            raise HelperError(f"judge {config.agent_id}: its reply has no 'score', and the assertion decides by "
+                              f"threshold {config.threshold:g}", "judge")
+        return reply.score >= config.threshold
+    if reply.passed is not None:
+        return reply.passed
+    return reply.score is not None and reply.score >= DEFAULT_THRESHOLD
+
+
+async def _all_or_none(calls: list[Awaitable[T]]) -> list[T]:
+    """Every result, in order; at the first failure the other calls are cancelled and the failure raised."""
+    tasks = [asyncio.ensure_future(call) for call in calls]
+    try:
+        return list(await asyncio.gather(*tasks))
+    finally:
+        for task in tasks:
+            task.cancel()

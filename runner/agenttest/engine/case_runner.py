@@ -1,0 +1,201 @@
+"""What running any case shares — standard or dynamic: the Before hook, the case's time, the After hook, calling
+the target, counting usage — around the part each mode does itself (`CaseRunner.execute`)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from ..agents.base import Agent, AgentRequest, AgentResponse
+from ..agents.cache import HelperCache
+from ..agents.helpers import HelperCaller
+from ..agents.pool import AgentPool
+from ..cases.model import Case
+from ..durations import format_duration
+from ..errors import AgentCallError, HookError
+from ..results import CaseResult, Status
+from ..usage import Usage
+from .context import RunContext
+from .hooks import Hooks
+
+# After hooks of cancelled cases get this long, so Ctrl-C still finishes within seconds.
+AFTER_HOOK_GRACE = 2.0
+
+
+class CaseFailure(Exception):
+    """The case ends here, with this status (`failed`, `error`, `timeout`), message and error kind."""
+
+    def __init__(self, status: Status, message: str, kind: str | None = None) -> None:
+        super().__init__(message)
+        self.status: Status = status
+        self.message = message
+        self.kind = kind
+
+
+@dataclass
+class RunServices:
+    """What every case of a run uses: the agents, who is talking, the hooks, the time limits, the helper cache."""
+
+    pool: AgentPool
+    target_id: str
+    context: RunContext
+    hooks: Hooks
+    timeout: float
+    connector: str | None = None
+    cache: HelperCache | None = None
+
+    @property
+    def target(self) -> Agent:
+        return self.pool.get(self.target_id)
+
+
+@dataclass
+class CaseWork:
+    """One case in progress: its deadline, the usage it counts, and the caller of its helpers."""
+
+    deadline: float
+    timeout: float
+    run: int
+    usage: Usage
+    helpers: HelperCaller
+
+    def remaining(self) -> float:
+        return max(self.deadline - time.monotonic(), 0.0)
+
+    def timed_out(self, where: str = "") -> CaseFailure:
+        waiting = self.helpers.waiting_for
+        detail = ", ".join(part for part in (where, f"waiting for {waiting}" if waiting else "") if part)
+        return CaseFailure("timeout", f"timeout after {format_duration(self.timeout)}"
+                                      + (f" ({detail})" if detail else ""))
+
+
+class CaseRunner:
+    """Runs one case: Before hook, the mode's own work (`execute`) and the After hook, all but After within the
+    case's timeout; counts usage by role on the result."""
+
+    def __init__(self, services: RunServices) -> None:
+        self.services = services
+
+    async def run(self, case: Case, run: int = 1) -> CaseResult:
+        started = time.monotonic()
+        result = base_result(case)
+        if case.skip is not None:
+            result.status, result.error = "skipped", case.skip or "skip: true"
+            return result
+        services = self.services
+        timeout = case.timeout if case.timeout is not None else services.timeout
+        work = CaseWork(deadline=started + timeout, timeout=timeout, run=run, usage=result.usage,
+                        helpers=HelperCaller(agents=services.pool, usage=result.usage,
+                                             context=services.context.request_context(case, run),
+                                             deadline=started + timeout,
+                                             cache=services.cache if run == 1 else None))
+        before_data: Any = None
+        try:
+            if case.before:
+                try:
+                    before_data = await asyncio.wait_for(
+                        services.hooks.call(case.before, case.base_dir, services.context.hook_context(case),
+                                            case_dict(case)), work.remaining())
+                except asyncio.TimeoutError:     # the Before hook used up the case's time
+                    raise work.timed_out("in the before hook") from None
+            await self.execute(case, result, work)
+        except CaseFailure as failure:
+            result.status, result.error, result.error_kind = failure.status, failure.message, failure.kind
+        except HookError as exc:
+            result.status, result.error, result.error_kind = "error", f"before hook: {exc.message}", "hook"
+        except asyncio.CancelledError:
+            result.status, result.error, result.error_kind, result.ran = "skipped", "interrupted", None, False
+            await self._after(case, result, before_data, grace=AFTER_HOOK_GRACE)
+            raise
+        result.duration_ms = round((time.monotonic() - started) * 1000)
+        await self._after(case, result, before_data, grace=timeout)
+        return result
+
+    async def execute(self, case: Case, result: CaseResult, work: CaseWork) -> None:
+        """The mode's own work: set the result's status, or raise CaseFailure."""
+        raise NotImplementedError
+
+    def request(self, case: Case, messages: list[dict[str, Any]], context: dict[str, Any],
+                work: CaseWork) -> AgentRequest:
+        """A request to the target (SPEC §4)."""
+        services = self.services
+        return AgentRequest(agent=services.target.id, messages=messages,
+                            options=request_options(case, services.connector), context=context,
+                            deadline=work.deadline)
+
+    async def call_target(self, request: AgentRequest, work: CaseWork, where: str = "") -> tuple[AgentResponse, float]:
+        """The target's response and how long it took (ms), its usage counted. Raises CaseFailure: `timeout`, or
+        `error` with the kind the agent's failure has (`agent`, `infra`, …); `where` (`at turn 3`) says when."""
+        started = time.monotonic()
+        at = f" {where}" if where else ""
+        try:
+            response = await asyncio.wait_for(self.services.target.call(request), work.remaining())
+        except asyncio.TimeoutError:
+            raise work.timed_out(f"{where}, waiting for the agent" if where else "") from None
+        except AgentCallError as exc:
+            raise CaseFailure("error", f"agent error{at}: {exc.message}", exc.kind) from exc
+        except Exception as exc:  # a provider bug must cost one case, not the run
+            raise CaseFailure("error", f"agent error{at}: {type(exc).__name__}: {exc}", "agent") from exc
+        work.usage.add("target", response.usage)
+        return response, (time.monotonic() - started) * 1000
+
+    async def _after(self, case: Case, result: CaseResult, before_data: Any, grace: float) -> None:
+        """After always runs, for at most `grace` seconds (the case's timeout; a short grace when interrupted);
+        its failure is reported on the case, never swallowed."""
+        if not case.after:
+            return
+        services = self.services
+        call = services.hooks.call(case.after, case.base_dir, services.context.hook_context(case), case_dict(case),
+                                   result_dict(result), before_data)
+        try:
+            await asyncio.wait_for(call, grace)
+        except (HookError, asyncio.TimeoutError) as exc:
+            message = (f"after hook: {exc.message}" if isinstance(exc, HookError)
+                       else f"after hook: timeout after {format_duration(grace)}")
+            if result.status in ("passed", "skipped"):
+                result.status, result.error, result.error_kind = "error", message, "hook"
+            else:
+                result.error = f"{result.error}; {message}" if result.error else message
+
+
+def base_result(case: Case) -> CaseResult:
+    return CaseResult(id=case.id, name=case.name, status="error", input=case.input, expected=case.expected,
+                      has_expected=case.has_expected, options=case.options or None, file=case.file, line=case.line,
+                      tags=list(case.tags), metadata=None, source=case.source)
+
+
+def request_options(case: Case, connector_override: str | None) -> dict[str, Any]:
+    """The request's `options`: history is always skipped (each case is independent); CLI > case connector."""
+    options: dict[str, Any] = {key: value for key, value in case.options.items() if key != "skip"}
+    options["skip"] = {**(case.options.get("skip") or {}), "history": True}
+    connector = connector_override or case.options.get("connector")
+    if connector:
+        options["connector"] = connector
+    return options
+
+
+def response_trace(response: AgentResponse) -> dict[str, Any] | None:
+    """What the report keeps of a response besides its subject: model, finish reason, tool calls, executions."""
+    trace = {
+        "model": response.model,
+        "finish_reason": response.finish_reason,
+        "tool_calls": [call.to_dict() for call in response.tool_calls],
+        "tools": [tool.to_dict() for tool in response.tools],
+        "awaiting_input": response.awaiting_input or None,
+    }
+    return {key: value for key, value in trace.items() if value} or None
+
+
+def case_dict(case: Case) -> dict[str, Any]:
+    """What hooks see of a case."""
+    return {"id": case.id, "name": case.name, "input": case.input, "metadata": case.metadata,
+            "assert": case.raw.get("assert", case.raw.get("assertions")), "tags": case.tags,
+            "file": case.file, "line": case.line}
+
+
+def result_dict(result: CaseResult) -> dict[str, Any]:
+    """What After/AfterAll hooks see of a result."""
+    return {"id": result.id, "status": result.status, "duration_ms": result.duration_ms, "output": result.output,
+            "error": result.error, "assertions": [a.to_dict() for a in result.assertions]}

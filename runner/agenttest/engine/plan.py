@@ -1,0 +1,117 @@
+"""What a run will do, before it does it: the loaded suite, the cases its generators write, the `--run` selection,
+and the helper agents those cases need."""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+from ..agents.builtin import BuiltinSettings
+from ..agents.cache import HelperCache
+from ..agents.helper_replies import read_generated
+from ..agents.helpers import HelperCaller
+from ..agents.pool import AgentPool
+from ..cases.loader import Checks, build_generated
+from ..cases.model import Case, InvalidCase, Suite
+from ..cases.sources import GeneratorSource
+from ..errors import HelperError, HookError, UsageError
+from ..options import run_filter_pattern, run_filter_tag
+from ..project import ProjectConfig
+from ..refs import resolve_callable
+from ..threads import call_user
+from ..usage import Usage
+from ..workspace import attachment_root
+
+Entry = Case | InvalidCase
+DEFAULT_COUNT = 5
+
+
+def checks_for(project: ProjectConfig, default_simulator: str | None) -> Checks:
+    """What cases are checked against: the config's agents (with their builtin roles) and `--simulator`."""
+    agents = None
+    if project.path is not None:
+        agents = {agent_id: settings.builtin if isinstance(settings, BuiltinSettings) else None
+                  for agent_id, settings in project.agents.items()}
+    return Checks(agents=agents, default_simulator=default_simulator)
+
+
+def generator_agents(suite: Suite) -> list[str]:
+    return list(dict.fromkeys(source.ref for _, source in suite.generators if source.kind == "agent"))
+
+
+async def generate(suite: Suite, pool: AgentPool, target_id: str, *, cwd: Path, checks: Checks, timeout: float,
+                   usage: Usage, cache: HelperCache | None, context: dict[str, Any]) -> list[Entry]:
+    """The suite's entries with each generator's cases in its place (in input order). A generator that fails is one
+    `error` entry (`error_kind: generator`) naming it; an invalid generated case is an `invalid` entry naming the
+    generator and its index; the other cases still run."""
+    entries = list(suite.entries)
+    target = pool.info(target_id)
+    for position, source in reversed(suite.generators):
+        started = time.monotonic()
+        helpers = HelperCaller(agents=pool, usage=usage, context={**context, "test_id": "generator"},
+                               deadline=started + timeout, cache=cache)
+        try:
+            values = await _generated_values(source, target, helpers, cwd, pool.project)
+        except HelperError as exc:      # the message names the generator agent, or says which script
+            entries[position:position] = [InvalidCase(exc.message, id=source.spelled, kind="generator",
+                                                      source=source.spelled)]
+            continue
+        root = attachment_root(cwd, pool.project.directory if pool.project.path else None)
+        entries[position:position] = build_generated(values, source, base_dir=cwd, repo_root=root, checks=checks,
+                                                     warnings=suite.warnings)
+    return entries
+
+
+async def _generated_values(source: GeneratorSource, target: dict[str, Any], helpers: HelperCaller, cwd: Path,
+                            project: ProjectConfig) -> list[Any]:
+    params = dict(source.params)
+    count = params.pop("count", DEFAULT_COUNT)
+    focus = params.pop("focus", None)
+    if source.kind == "agent":
+        payload: dict[str, Any] = {"target_agent": target, "count": count}
+        if focus is not None:
+            payload["focus"] = focus
+        if params:
+            payload["extra"] = params
+        return await helpers.ask("generator", source.ref, payload, read_generated)
+    func = resolve_script(source, cwd, project)
+    try:
+        returned = await call_user(func, target, dict(source.params))
+    except Exception as exc:
+        raise HelperError(f"generator {source.spelled}: {source.ref} raised {type(exc).__name__}: {exc}",
+                          "generator") from exc
+    try:
+        return read_generated(returned)
+    except HelperError as exc:
+        message = exc.message.replace("its reply", "what it returned", 1)
+        raise HelperError(f"generator {source.spelled}: {message}", "generator") from exc
+
+
+def resolve_script(source: GeneratorSource, cwd: Path, project: ProjectConfig) -> Any:
+    """The function of `-i scripts:module.func`, found like hooks: in the working directory, its `src/`, the
+    config's directory and its `src/`. UsageError when there is none (like a suite file that does not exist)."""
+    dirs = [cwd, cwd / "src"]
+    if project.path is not None:
+        dirs += [project.directory, project.directory / "src"]
+    try:
+        return resolve_callable(source.ref, dirs, what="generator")
+    except HookError as exc:
+        raise UsageError(f"-i {source.spelled}: {exc.message}") from exc
+
+
+def select(entries: list[Entry], run_filter: str | None) -> list[Entry]:
+    """`--run REGEX` keeps the cases whose id matches (unanchored); `--run tag:NAME` those tagged NAME."""
+    if not run_filter:
+        return list(entries)
+    tag = run_filter_tag(run_filter)
+    if tag is not None:
+        return [e for e in entries if isinstance(e, Case) and tag in e.tags]
+    pattern = re.compile(run_filter_pattern(run_filter))
+    return [e for e in entries if e.id is not None and pattern.search(e.id)]
+
+
+def helper_agents(entries: list[Entry]) -> list[str]:
+    """Every helper agent the cases ask (judges, simulators), each once, in order of first use."""
+    return list(dict.fromkeys(agent for e in entries if isinstance(e, Case) for agent in e.helper_agents()))

@@ -1,0 +1,73 @@
+"""Token usage by role — the target, and the helpers: judge, simulator, generator — counted per case and per run."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+ROLES = ("target", "judge", "simulator", "generator")
+
+
+@dataclass
+class Usage:
+    """Calls and tokens per role. A call served from the cache counts as a call and as `cached`, but its tokens
+    were not spent by this run and are not added."""
+
+    roles: dict[str, dict[str, int]] = field(default_factory=dict)
+
+    def add(self, role: str, tokens: Mapping[str, int], *, cached: bool = False) -> None:
+        counts = self.roles.setdefault(role, {"calls": 0})
+        counts["calls"] += 1
+        if cached:
+            counts["cached"] = counts.get("cached", 0) + 1
+            return
+        for key, value in tokens.items():
+            counts[key] = counts.get(key, 0) + value
+
+    def merge(self, other: Usage | Mapping[str, Mapping[str, int]] | None) -> None:
+        roles = other.roles if isinstance(other, Usage) else other or {}
+        for role, counts in roles.items():
+            mine = self.roles.setdefault(role, {"calls": 0})
+            for key, value in counts.items():
+                if isinstance(value, int) and not isinstance(value, bool):
+                    mine[key] = mine.get(key, 0) + value
+
+    def tokens(self, role: str) -> dict[str, int]:
+        """The token counters of one role (without `calls`/`cached`)."""
+        return {key: value for key, value in self.roles.get(role, {}).items() if key not in ("calls", "cached")}
+
+    def helpers(self) -> dict[str, dict[str, int]]:
+        """Every role but the target, in the order of ROLES."""
+        return {role: dict(self.roles[role]) for role in _ordered(self.roles) if role != "target"}
+
+    def to_dict(self) -> dict[str, dict[str, int]]:
+        return {role: dict(self.roles[role]) for role in _ordered(self.roles)}
+
+    @classmethod
+    def total(cls, parts: Iterable[Usage | Mapping[str, Mapping[str, int]] | None]) -> Usage:
+        usage = cls()
+        for part in parts:
+            usage.merge(part)
+        return usage
+
+
+def total_tokens(counts: Mapping[str, int]) -> int:
+    """The tokens of one role: `total_tokens` when the agent reported it, else prompt + completion."""
+    if "total_tokens" in counts:
+        return counts["total_tokens"]
+    return counts.get("prompt_tokens", 0) + counts.get("completion_tokens", 0)
+
+
+def usage_line(usage: Mapping[str, Mapping[str, int]]) -> str:
+    """`target 1,234 · judge 567 (3 of 5 calls cached)`: the tokens of each role that was called."""
+    parts = []
+    for role, counts in usage.items():
+        text = f"{role} {total_tokens(counts):,}"
+        if counts.get("cached"):
+            text += f" ({counts['cached']} of {counts.get('calls', 0)} calls cached)"
+        parts.append(text)
+    return " · ".join(parts)
+
+
+def _ordered(roles: Mapping[str, object]) -> list[str]:
+    return [role for role in ROLES if role in roles] + sorted(role for role in roles if role not in ROLES)
