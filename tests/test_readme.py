@@ -53,3 +53,29 @@ def test_the_case_examples_pass_against_the_example_agent(tmp_path: Path) -> Non
     assert proc.returncode == 0, proc.stdout + proc.stderr
     report = json.loads((example / "agenttest-results" / "report.json").read_text())
     assert [r["status"] for r in report["results"]] == ["passed"] * 3
+
+
+def test_the_judged_and_conversation_examples_pass_against_the_example_agent(tmp_path: Path) -> None:
+    example = tmp_path / "expense"
+    shutil.copytree(REPO / "examples" / "expense", example)
+    judged, talks = _blocks("jsonl")[1:3]
+    (example / "tests" / "readme.jsonl").write_text(judged + talks)
+    proc = subprocess.run([sys.executable, "-m", "agenttest", "-i", "tests/readme.jsonl"], cwd=example,
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    report = json.loads((example / "agenttest-results" / "report.json").read_text())
+    assert {r["id"]: r["status"] for r in report["results"]} == {
+        "judged-policy": "passed", "judged-three-times": "passed", "submit-by-talking": "passed",
+        "scripted": "passed"}
+    votes = next(r for r in report["results"] if r["id"] == "judged-three-times")["assertions"][0]["details"]["votes"]
+    assert votes == {"passed": 3, "failed": 0}
+
+
+def test_the_helper_agents_example_loads(tmp_path: Path) -> None:
+    config = next(block for block in _blocks("yaml") if "builtin: validator" in block)
+    path = tmp_path / "agenttest.yaml"
+    path.write_text(config)
+    project = load_project(path)
+    roles = {agent_id: getattr(settings, "builtin", None) for agent_id, settings in project.agents.items()}
+    assert roles == {"workers.test.validator": "validator", "workers.test.user": "simulator",
+                     "workers.test.generator": "generator"}

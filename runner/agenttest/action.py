@@ -204,6 +204,8 @@ def _written_paths(config: RunConfig) -> list[Path]:
     options = config.options
     paths = [config.output_dir, *artifact_paths(config).values()]
     paths += [config.cwd / value for value in (options.output, options.record) if value]
+    if not options.no_cache:
+        paths.append(config.cwd / options.cache)
     return paths
 
 

@@ -94,24 +94,30 @@ def execute(cli_values: dict[str, Any], cwd: Path | None = None) -> int:
 @click.option("-i", "--input", "input", multiple=True, required=True, metavar="SOURCE",
               help="A JSONL/JSON suite, a directory or a glob. Repeatable.")
 @click.option("--config", type=click.Path(dir_okay=False), help="agenttest.yaml (default: discovered).")
-def validate(input: tuple[str, ...], config: str | None) -> None:
-    """Parse and check suites (and the config, if any) without calling any agent. Exit 0 when all is valid, 2 when
-    not."""
+@click.option("--simulator", metavar="ID", help="The simulator agent for dynamic cases that name none.")
+def validate(input: tuple[str, ...], config: str | None, simulator: str | None) -> None:
+    """Parse and check suites (and the config, if any) without calling any agent: judges and simulators must be
+    agents of the config. Generator inputs are not called. Exit 0 when all is valid, 2 when not."""
     from .cases import load_suite
     from .cases.model import InvalidCase
+    from .engine.plan import checks_for
     cwd = Path.cwd()
     try:
         project = load_project(find_config(config, list(input), cwd))
-        suite = load_suite(list(input), cwd=cwd, project_dir=project.directory if project.path else None)
+        suite = load_suite(list(input), cwd=cwd, project_dir=project.directory if project.path else None,
+                           checks=checks_for(project, simulator))
     except AgentTestError as exc:
         click.echo(f"Error: {exc}", err=True)
         sys.exit(EXIT_USAGE)
+    for warning in suite.warnings:
+        click.echo(f"warning: {warning}")
     invalid = [e for e in suite.entries if isinstance(e, InvalidCase)]
     for entry in invalid:
         click.echo(f"{entry.file}:{entry.line}: {entry.message}" if entry.file else entry.message)
     cases = len(suite.entries) - len(invalid)
-    click.echo(f"{cases} valid, {len(invalid)} invalid in {len(suite.files)} file(s)")
-    sys.exit(EXIT_USAGE if invalid or not suite.entries else 0)
+    generators = f" (and {len(suite.generators)} generator input(s), not called)" if suite.generators else ""
+    click.echo(f"{cases} valid, {len(invalid)} invalid in {len(suite.files)} file(s){generators}")
+    sys.exit(EXIT_USAGE if invalid or not (suite.entries or suite.generators) else 0)
 
 
 @main.command()

@@ -59,12 +59,16 @@ def total_tokens(counts: Mapping[str, int]) -> int:
 
 
 def usage_line(usage: Mapping[str, Mapping[str, int]]) -> str:
-    """`target 1,234 · judge 567 (3 of 5 calls cached)`: the tokens of each role that was called."""
+    """`target: 6 calls, 1,234 tokens · judge: 5 calls (3 cached), 567 tokens`, for every role that was called."""
     parts = []
     for role, counts in usage.items():
-        text = f"{role} {total_tokens(counts):,}"
+        calls = counts.get("calls", 0)
+        text = f"{role}: {calls} call{'' if calls == 1 else 's'}"
         if counts.get("cached"):
-            text += f" ({counts['cached']} of {counts.get('calls', 0)} calls cached)"
+            text += f" ({counts['cached']} cached)"
+        tokens = total_tokens(counts)
+        if tokens:
+            text += f", {tokens:,} tokens"
         parts.append(text)
     return " · ".join(parts)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -262,3 +263,28 @@ def test_inputs_are_read_as_the_toolkit_reads_them() -> None:
 ])
 def test_exit_code_per_fail_on(fail_on: str, run_exit: int, regressions: Any, expected: int) -> None:
     assert exit_code(fail_on, run_exit, regressions) == expected
+
+
+def test_judged_and_dynamic_suites_run_through_the_action(tmp_path: Path) -> None:
+    workspace = tmp_path / "workspace"
+    shutil.copytree(REPO / "examples" / "expense", workspace)
+    (workspace / ".git").mkdir()
+    (workspace / "tests" / "more.jsonl").write_text(json.dumps(
+        {"id": "never-submits", "input": "Hello", "simulator": {"options": {"metadata": {"amount": "$5"}}},
+         "checkpoints": [{"id": "submitted", "assert": {"type": "tool_called", "value": "create_expense"}}],
+         "max_turns": 2}) + "\n")
+    step = run_action(workspace, {"input": "tests/conversations.jsonl\ntests/more.jsonl\ntests/expense.jsonl",
+                                  "simulator": "workers.test.user"})
+    assert step.code == 1, step.stdout + step.stderr
+    assert (step.outputs["total"], step.outputs["passed"], step.outputs["failed"]) == ("12", "9", "2")
+    report = json.loads((workspace / "agenttest-results" / "report.json").read_text())
+    by_id = {r["id"]: r for r in report["results"]}
+    assert by_id["submit-by-conversation"]["status"] == "passed"
+    assert by_id["policy-judged"]["assertions"][0]["details"]["judge"] == "workers.test.validator"
+    assert by_id["never-submits"]["error"] == "max turns (2) exceeded without reaching: submitted"
+    assert "**Conversation** — 2 turns, 0 of 1 checkpoints reached" in step.step_summary
+    assert "::error file=tests/more.jsonl,line=1,title=agenttest%3A never-submits (failed)::" in step.stdout
+    cache = workspace / ".agenttest-cache"
+    assert cache.is_dir()
+    if os.geteuid() == 0:       # the helper cache is handed to the workspace's owner like every artifact
+        assert {p.stat().st_uid for p in [cache, *cache.rglob("*")]} == {OWNER_UID}

@@ -6,10 +6,13 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+from aiohttp import web
 
 from e2e.conftest import Project, Run, run_cli
+from fakes.helper_brain import HelperBrain
 from fakes.openai_server import FakeOpenAI, by_input, completion
 from fakes.server import ScriptedServer, json_reply, slow, sse_reply, status_reply, text_reply
 
@@ -199,3 +202,35 @@ def test_the_openai_example_runs_against_an_openai_compatible_server(tmp_path: P
     assert first["model"] == "gpt-4o-mini" and first["temperature"] == 0 and first["stream"] is True
     assert first["messages"][0]["content"].startswith("You are the expense reimbursement assistant")
     assert first["tools"][0]["function"]["name"] == "create_expense"
+
+
+def test_the_openai_example_judges_and_converses_with_the_built_in_helpers(tmp_path: Path) -> None:
+    target = by_input({
+        "What can you help": completion("Hi! I can help you file and track your expense reports."),
+        "file an expense": completion("Sure, what was it and how much?"),
+        "taxi": completion(None, [("create_expense", {"amount": 35, "currency": "EUR"})]),
+        "filed": completion("Yes: it is filed as EXP-1."),
+    })
+    brain = HelperBrain(target=target)
+
+    async def reply(request: web.Request, body: Any) -> web.StreamResponse:
+        system = body["messages"][0].get("content", "")
+        if system.startswith("You play the user"):       # the simulated user, as a model would play it
+            said = [m["content"] for m in json.loads(body["messages"][-1]["content"])["conversation"]
+                    if m["role"] == "user"]
+            message = ["A taxi ride to a client, 35 EUR.", "Thanks! Is it filed now?"][min(len(said) - 1, 1)]
+            return await completion(json.dumps({"message": message, "goal_achieved": False}))(request, body)
+        return await brain(request, body)
+
+    with FakeOpenAI(default=reply) as server:
+        result = run_cli("-i", "examples/openai/tests/conversations.jsonl", "--output-dir", str(tmp_path / "out"),
+                         "--no-cache", cwd=REPO, env={"OPENAI_BASE_URL": server.base_url,
+                                                      "OPENAI_API_KEY": "sk-example", "OPENAI_MODEL": "gpt-4o-mini"})
+        assert server.invalid == []
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert result.code == 0, result.stdout + result.stderr
+    talk = next(r for r in report["results"] if r["id"] == "files-by-conversation")
+    assert [t.get("checkpoints_reached") for t in talk["metadata"]["turns"]] == [None, ["files"], ["confirms"]]
+    assert brain.prompts["judge"].startswith("You are the judge")
+    # The judged case, then `confirms` at turn 2 (due as soon as `files` is reached, in the same turn) and turn 3.
+    assert report["summary"]["usage"]["judge"]["calls"] == 3

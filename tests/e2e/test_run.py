@@ -29,11 +29,11 @@ def test_version_and_default_command(project: Project) -> None:
 
 
 def test_example_suite_shows_every_outcome(tmp_path: Path) -> None:
-    run = run_cli("-i", "examples/expense/tests/expense.jsonl", "--output-dir", str(tmp_path), cwd=REPO)
+    run = run_cli("-i", "examples/expense/tests/expense.jsonl", "--output-dir", str(tmp_path), "--no-cache", cwd=REPO)
     report = json.loads((tmp_path / "report.json").read_text())
     assert run.code == 1, run.stdout + run.stderr
     summary = report["summary"]
-    assert (summary["total"], summary["passed"], summary["failed"], summary["skipped"]) == (8, 6, 1, 1)
+    assert (summary["total"], summary["passed"], summary["failed"], summary["skipped"]) == (9, 7, 1, 1)
     assert summary["agent_id"] == "assistants.expense"
     statuses = {r["id"]: r["status"] for r in report["results"]}
     assert statuses["submits-without-asking"] == "failed"
@@ -41,10 +41,10 @@ def test_example_suite_shows_every_outcome(tmp_path: Path) -> None:
     failing = next(r for r in report["results"] if r["status"] == "failed")
     assert failing["error"] == "expected the expense to be created straight away"
     assert [a["passed"] for a in failing["assertions"]] == [False, True]
-    assert failing["file"] == "examples/expense/tests/expense.jsonl" and failing["line"] == 9
+    assert failing["file"] == "examples/expense/tests/expense.jsonl" and failing["line"] == 10
     types = {a["type"] for r in report["results"] for a in r["assertions"]}
     assert types >= {"contains", "not_contains", "regex", "json_path", "type", "json_schema", "equals",
-                     "tool_called", "tool_result", "tool_sequence", "latency", "script"}
+                     "tool_called", "tool_result", "tool_sequence", "latency", "script", "agent"}
     assert "► [greeting] Hello! PASSED" in run.stdout
     assert "└─ expected the expense to be created straight away" in run.stdout
     assert "❌ TESTS FAILED" in run.stdout

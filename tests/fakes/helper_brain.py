@@ -10,11 +10,11 @@ as an LLM would, following rules written into that JSON, so a test states the be
   `[judge:score=0.6]` (and no `passed`), `[judge:votes=PFP]` (the n-th call with these criteria votes P or F),
   `[judge:slow=SECONDS]`, `[judge:status=500]`, `[judge:quote-output]` (the output is quoted, JSON and all, before
   the real verdict).
-- **Simulator** (`turn_number` in the message): `extra.script` lists the user's turns; the next one is picked by how
-  many user messages the conversation has. After the script, or when the last agent message contains
-  `extra.done_when`, it says the goal is achieved. The goal may hold markers: `[sim:plain]` (answer in plain text,
-  no JSON), `[sim:empty]`, `[sim:input-key]` (Yao's DESIGN `input` key), `[sim:slow=SECONDS]`,
-  `[sim:status=500]`, `[sim:never-done]` (keeps repeating the last line).
+- **Simulator** (`turn_number` in the message): `extra.script` lists the user's turns, the case's `input` (when it
+  has one) included; the next one is picked by how many user messages the conversation has. After the script,
+  or when the last agent message contains `extra.done_when`, it says the goal is achieved. The goal may hold
+  markers: `[sim:plain]` (answer in plain text, no JSON), `[sim:empty]`, `[sim:input-key]` (Yao's DESIGN `input`
+  key), `[sim:slow=SECONDS]`, `[sim:status=500]`, `[sim:never-done]` (keeps repeating the last line).
 - **Generator** (`target_agent` in the message): `count` cases `{focus}-{i}` whose input is `generated {i}` and
   whose assertion is `contains "echo"`. `extra.invalid=i` makes case i invalid, `extra.dynamic=true` adds a dynamic
   case, `extra.prose=true` answers in prose around a fenced array, `extra.no_json=true` answers without any.
@@ -32,34 +32,41 @@ from typing import Any
 
 from aiohttp import web
 
-from .openai_server import completion
+from .openai_server import completion, last_user_text
 from .server import Reply, status_reply
 
 _MARKER = re.compile(r"\[(judge|sim):([a-z-]+)(?:=([^\]]*))?\]")
 
 
 class HelperBrain:
-    """The reply function: `FakeOpenAI(default=HelperBrain())`. `calls` counts the requests per role."""
+    """The reply function: `FakeOpenAI(default=HelperBrain())`. `calls` counts the requests per role; `prompts`
+    keeps the system prompt each role was sent. Requests that are no helper's (an openai agent under test) go to
+    `target`, by default an echo of the last user message."""
 
-    def __init__(self) -> None:
+    def __init__(self, target: Reply | None = None) -> None:
         self.calls: Counter[str] = Counter()
+        self.prompts: dict[str, str] = {}
+        self.bodies: dict[str, list[Any]] = {"judge": [], "simulator": [], "generator": []}
+        self.target = target or completion(lambda body: f"echo: {last_user_text(body)}")
         self._votes: Counter[str] = Counter()
 
     async def __call__(self, request: web.Request, body: Any) -> web.StreamResponse:
         messages = body.get("messages") or []
         system = next((m.get("content") for m in messages if m.get("role") == "system"), "")
         asked = _payload(messages)
-        if "turn_number" in asked:
-            return await self._simulate(request, body, asked)
-        if "target_agent" in asked:
-            return await self._generate(request, body, asked)
-        if "criteria" in asked or "output" in asked:
-            return await self._judge(request, body, asked, system)
-        return await completion(f"unknown role: {json.dumps(asked)[:200]}")(request, body)
+        role = ("simulator" if "turn_number" in asked else "generator" if "target_agent" in asked
+                else "judge" if "criteria" in asked or "output" in asked else None)
+        if role is None:
+            self.calls["target"] += 1
+            return await self.target(request, body)
+        self.prompts[role] = system
+        self.bodies[role].append(body)
+        handler = {"simulator": self._simulate, "generator": self._generate, "judge": self._judge}[role]
+        return await handler(request, body, asked)
 
     # -- judge ---------------------------------------------------------------------------------------------------
 
-    async def _judge(self, request: web.Request, body: Any, asked: dict[str, Any], system: str) -> web.StreamResponse:
+    async def _judge(self, request: web.Request, body: Any, asked: dict[str, Any]) -> web.StreamResponse:
         self.calls["judge"] += 1
         criteria = asked.get("criteria")
         text = criteria if isinstance(criteria, str) else json.dumps(criteria)

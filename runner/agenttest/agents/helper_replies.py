@@ -64,7 +64,7 @@ def read_judge(response: AgentResponse) -> JudgeReply:
     if verdict is None:
         raise HelperError(f"its reply holds no verdict (a JSON object with 'passed' or 'score'): "
                           f"{_shown(value)}", "judge")
-    passed = _boolean(verdict.get("passed"), "passed", "judge") if "passed" in verdict else None
+    passed = _boolean(verdict["passed"], "passed", "judge") if verdict.get("passed") is not None else None
     score = _score(verdict.get("score")) if verdict.get("score") is not None else None
     if passed is None and score is None:
         raise HelperError(f"its reply gives neither 'passed' nor 'score': {_shown(verdict)}", "judge")
@@ -85,7 +85,7 @@ def read_simulator(response: AgentResponse) -> SimulatorReply:
         if not text.strip():
             raise HelperError("its reply is empty", "simulator")
         return SimulatorReply(message=text.strip())
-    message = turn.get("message", turn.get("input"))
+    message = turn.get("message") if turn.get("message") is not None else turn.get("input")
     if message is not None and not isinstance(message, str):
         message = json.dumps(message, ensure_ascii=False)
     goal = _boolean(turn.get("goal_achieved", False), "goal_achieved", "simulator")

@@ -124,14 +124,14 @@ def _decide(config: _Judge, replies: list[JudgeReply]) -> Verdict:
                               for reply, vote in zip(replies, votes, strict=True)]
     message = shown.reason or ("the judge found the criteria met" if passed else "the judge found the criteria "
                                                                                  "not met")
-    notes = []
-    if config.threshold is not None and score is not None:
-        notes.append(f"score {score:g} {'≥' if passed else '<'} threshold {config.threshold:g}")
-    if len(replies) > 1:
-        tie = " — a tie does not pass" if passed_count * 2 == len(votes) else ""
-        notes.append(f"{passed_count} of {len(votes)} samples passed{tie}")
-    if notes:
-        message = f"{message} ({'; '.join(notes)})"
+    tie = " — a tie does not pass" if passed_count * 2 == len(votes) else ""
+    if len(replies) == 1 and config.threshold is not None and score is not None:
+        message = f"{message} (score {score:g} {'≥' if passed else '<'} threshold {config.threshold:g})"
+    elif len(replies) > 1 and config.threshold is not None:
+        message = (f"{message} ({passed_count} of {len(votes)} samples scored ≥ threshold {config.threshold:g}"
+                   f"{tie}; mean score {score:g})")
+    elif len(replies) > 1:
+        message = f"{message} ({passed_count} of {len(votes)} samples passed{tie})"
     if not passed:
         message = f"judge {config.agent_id}: {message}"
     return Verdict(passed, message, expected=config.criteria, score=score, details=details)

@@ -54,8 +54,9 @@ def render_junit(report: Mapping[str, Any], links: SourceLinks | None = None, ho
     results = list(report.get("results") or [])
 
     suites: dict[str, list[dict[str, Any]]] = {}
-    for result in results:
-        suites.setdefault(links.display(result.get("file")) or DIRECT_SUITE, []).append(result)
+    for result in results:       # by suite file; generated cases by their generator; direct messages together
+        name = links.display(result.get("file")) or result.get("source") or DIRECT_SUITE
+        suites.setdefault(name, []).append(result)
     if not suites:
         suites[DIRECT_SUITE] = []
 
@@ -76,7 +77,7 @@ def _suite(name: str, results: list[dict[str, Any]], summary: Mapping[str, Any],
                      errors=_count(results, "error", "timeout"), skipped=skipped,
                      time=_seconds(sum(r.get("duration_ms") or 0 for r in results)),
                      timestamp=metadata.get("started_at"), hostname=hostname,
-                     file=name if name != DIRECT_SUITE else None)
+                     file=name if results and results[0].get("file") else None)
     properties = ET.SubElement(suite, "properties")
     values = {
         "agenttest.version": metadata.get("version"),

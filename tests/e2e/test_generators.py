@@ -1,0 +1,177 @@
+"""Generated suites through the real CLI: `-i agents:ID?…` (a built-in generator on a local OpenAI-compatible
+server) and `-i scripts:module.func?…`, validated like file cases, run, or saved as JSONL with `--dry-run -o`."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from e2e.conftest import Project, Run
+from fakes.helper_brain import HelperBrain
+from fakes.openai_server import FakeOpenAI
+
+CONFIG = """
+    version: 1
+    defaults:
+      name: echo
+    connectors:
+      brain:
+        base_url: ${BRAIN_URL}
+        api_key: sk-brain-key-0b7e
+        model: brain-1
+    agents:
+      echo:
+        description: An agent that repeats what it is told
+        provider: python
+        callable: echo_agent:respond
+        tools: [{name: lookup, description: find a thing, parameters: {type: object}}]
+      gen:
+        builtin: generator
+        connector: brain
+      sim:
+        builtin: simulator
+        connector: brain
+    """
+
+ECHO = '''
+import os
+
+def respond(request):
+    with open(os.environ["CALLS_FILE"], "a") as handle:
+        handle.write(request["context"]["test_id"] + "\\n")
+    return {"content": f"echo: {request['messages'][-1]['content']}"}
+'''
+
+SCRIPT = '''
+def cases(target, params):
+    return [{"id": f"{target['id']}-{i}", "input": f"scripted {i}", "assert": {"type": "contains", "value": "echo"}}
+            for i in range(params["n"])]
+
+def broken(target, params):
+    raise ValueError("no cases today")
+
+def nothing(target, params):
+    return 42
+'''
+
+
+@pytest.fixture
+def brain() -> Iterator[tuple[HelperBrain, FakeOpenAI]]:
+    helper = HelperBrain()
+    with FakeOpenAI(default=helper) as server:
+        yield helper, server
+    assert server.invalid == []
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Project:
+    proj = Project(tmp_path)
+    proj.write("agenttest.yaml", CONFIG)
+    proj.write("echo_agent.py", ECHO)
+    proj.write("gen.py", SCRIPT)
+    return proj
+
+
+def run(project: Project, server: FakeOpenAI, *args: str) -> Run:
+    return project.run(*args, env={"BRAIN_URL": server.base_url, "CALLS_FILE": str(project.root / "calls.txt")})
+
+
+def target_calls(project: Project) -> list[str]:
+    path = project.root / "calls.txt"
+    return path.read_text().splitlines() if path.exists() else []
+
+
+def test_an_agent_generator_writes_cases_that_run_in_place(project: Project,
+                                                          brain: tuple[HelperBrain, FakeOpenAI]) -> None:
+    helper, server = brain
+    project.suite("s.jsonl", {"id": "file-case", "input": "x", "assert": {"type": "contains", "value": "echo"}})
+    result = run(project, server, "-i", "agents:gen?count=3&focus=edge-cases&tone=rude&strict=true", "-i", "s.jsonl")
+    assert result.code == 0, result.stdout + result.stderr
+    ids = [r["id"] for r in result.report["results"]]
+    assert ids == ["edge-cases-1", "edge-cases-2", "edge-cases-3", "file-case"]
+    generated = result.result("edge-cases-2")
+    assert generated["source"] == "agents:gen?count=3&focus=edge-cases&tone=rude&strict=true"
+    assert generated["file"] is None and generated["output"] == "echo: generated 2"
+    asked = json.loads(helper.bodies["generator"][0]["messages"][-1]["content"])
+    assert asked == {"target_agent": {"id": "echo", "description": "An agent that repeats what it is told",
+                                      "tools": [{"type": "function", "function": {
+                                          "name": "lookup", "description": "find a thing",
+                                          "parameters": {"type": "object"}}}]},
+                     "count": 3, "focus": "edge-cases", "extra": {"tone": "rude", "strict": True}}
+    assert helper.prompts["generator"].startswith("You write test cases for an AI agent.")
+    assert result.report["summary"]["usage"]["generator"] == {"calls": 1, "prompt_tokens": 300,
+                                                              "completion_tokens": 200, "total_tokens": 500}
+    junit = (project.root / "agenttest-results" / "junit.xml").read_text()
+    assert '<testsuite name="agents:gen?count=3&amp;focus=edge-cases&amp;tone=rude&amp;strict=true"' in junit
+
+
+def test_an_invalid_generated_case_names_its_generator_and_index_and_the_rest_run(
+        project: Project, brain: tuple[HelperBrain, FakeOpenAI]) -> None:
+    result = run(project, brain[1], "-i", "agents:gen?count=3&invalid=2")
+    statuses = [(r["id"], r["status"], r.get("error_kind")) for r in result.report["results"]]
+    assert statuses == [("case-1", "passed", None), ("case-2", "error", "invalid"), ("case-3", "passed", None)]
+    assert result.result("case-2")["error"] == (
+        "invalid test case: agents:gen?count=3&invalid=2 case 2: assert.type: unknown assertion type 'contians' "
+        "(did you mean 'contains'? valid: agent, contains, equals, json_path, json_schema, latency, not_contains, "
+        "regex, script, tool_called, tool_result, tool_sequence, type)")
+    assert result.code == 1
+
+
+def test_generated_conversations_are_kept_and_run_with_the_default_simulator(
+        project: Project, brain: tuple[HelperBrain, FakeOpenAI]) -> None:
+    result = run(project, brain[1], "-i", "agents:gen?count=1&dynamic=true", "--simulator", "sim")
+    assert result.code == 0, result.stdout + result.stderr
+    talk = result.result("case-talk")
+    assert talk["status"] == "passed" and talk["metadata"]["mode"] == "dynamic"
+
+
+def test_dry_run_saves_the_generated_suite_without_calling_the_target(
+        project: Project, brain: tuple[HelperBrain, FakeOpenAI]) -> None:
+    result = run(project, brain[1], "-i", "agents:gen?count=2&focus=smoke&prose=true", "--dry-run", "-o", "gen.jsonl")
+    assert result.code == 0, result.stderr
+    assert target_calls(project) == []
+    saved = [json.loads(line) for line in (project.root / "gen.jsonl").read_text().splitlines()]
+    assert [case["id"] for case in saved] == ["smoke-1", "smoke-2"]
+    assert [json.loads(line)["id"] for line in result.stdout.splitlines()] == ["smoke-1", "smoke-2"]
+    checked = project.run("validate", "-i", "gen.jsonl")
+    assert checked.code == 0 and "2 valid, 0 invalid" in checked.stdout
+    rerun = run(project, brain[1], "-i", "gen.jsonl")
+    assert rerun.code == 0 and sorted(target_calls(project)) == ["smoke-1", "smoke-2"]
+
+
+def test_a_generator_that_writes_nothing_is_an_error_of_its_own_and_the_other_cases_still_run(
+        project: Project, brain: tuple[HelperBrain, FakeOpenAI]) -> None:
+    project.suite("s.jsonl", {"id": "file-case", "input": "x", "assert": {"type": "contains", "value": "echo"}})
+    result = run(project, brain[1], "-i", "agents:gen?no_json=true", "-i", "s.jsonl")
+    failed = result.result("agents:gen?no_json=true")
+    assert (failed["status"], failed["error_kind"], failed["source"]) == ("error", "generator",
+                                                                          "agents:gen?no_json=true")
+    assert failed["error"] == ("generator gen: its reply holds no test cases (an array, or an object with 'cases'): "
+                               "I could not think of any cases.")
+    assert result.result("file-case")["status"] == "passed" and result.code == 1
+
+
+def test_a_script_generator_gets_the_target_and_its_parameters(project: Project,
+                                                              brain: tuple[HelperBrain, FakeOpenAI]) -> None:
+    result = run(project, brain[1], "-i", "scripts:gen.cases?n=2", "-i", "scripts:gen.broken", "-i",
+                 "scripts:gen.nothing")
+    outcome = {r["id"]: (r["status"], r.get("error_kind"), r.get("error")) for r in result.report["results"]}
+    assert outcome == {
+        "echo-0": ("passed", None, None), "echo-1": ("passed", None, None),
+        "scripts:gen.broken": ("error", "generator", "generator scripts:gen.broken: gen.broken raised ValueError: "
+                                                     "no cases today"),
+        "scripts:gen.nothing": ("error", "generator", "generator scripts:gen.nothing: what it returned holds no "
+                                                      "test cases (an array, or an object with 'cases'): 42")}
+    missing = run(project, brain[1], "-i", "scripts:gen.nope")
+    assert missing.code == 2
+    assert "-i scripts:gen.nope: generator 'nope' is not defined in" in missing.stderr
+
+
+def test_an_unknown_generator_agent_is_a_configuration_error(project: Project,
+                                                            brain: tuple[HelperBrain, FakeOpenAI]) -> None:
+    result = run(project, brain[1], "-i", "agents:genn?count=2")
+    assert result.code == 2
+    assert "agent 'genn' is not defined in" in result.stderr and "(did you mean 'gen'?)" in result.stderr

@@ -1,0 +1,41 @@
+"""The package as the image and `pip install .` ship it: a wheel built the way the Dockerfile builds it carries the
+built-in helper prompts, and runs the example's judged and dynamic suites from its installed copy."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import sysconfig
+import zipfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_the_wheel_carries_the_prompts_and_runs_agent_driven_suites(tmp_path: Path) -> None:
+    wheels, target = tmp_path / "wheels", tmp_path / "site"
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--wheel-dir", str(wheels), str(REPO)],
+                   check=True, capture_output=True, timeout=300)
+    [wheel] = wheels.glob("agenttest-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    assert {f"agenttest/agents/builtin/prompts/{role}.md" for role in ("validator", "simulator", "generator")} \
+        <= set(names)
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target), str(wheel)],
+                   check=True, capture_output=True, timeout=300)
+    # `-S` keeps the development checkout's editable install out; the dependencies come from this environment.
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "AGENTTEST_"))},
+           "PYTHONPATH": os.pathsep.join([str(target), sysconfig.get_paths()["purelib"]])}
+    probe = subprocess.run(
+        [sys.executable, "-S", "-c", "import agenttest.agents.builtin as b; print(b.__file__); "
+                                     "print(all(b.default_prompt(r).strip() for r in b.ROLES))"],
+        env=env, capture_output=True, text=True, check=True)
+    assert probe.stdout.splitlines() == [str(target / "agenttest" / "agents" / "builtin" / "__init__.py"), "True"]
+    out = tmp_path / "out"
+    suite = "examples/expense/tests/conversations.jsonl"
+    result = subprocess.run([sys.executable, "-S", "-m", "agenttest", "-i", suite, "--output-dir", str(out),
+                             "--no-cache"], cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
+    report = json.loads((out / "report.json").read_text())
+    assert [r["status"] for r in report["results"]] == ["passed", "passed"]
