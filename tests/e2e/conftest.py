@@ -7,11 +7,17 @@ import os
 import subprocess
 import sys
 import textwrap
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from fakes.helper_brain import HelperBrain
+from fakes.openai_server import FakeOpenAI
+from fakes.server import Reply
 
 
 @dataclass
@@ -93,3 +99,13 @@ def project(tmp_path: Path) -> Project:
         """)
     proj.write("echo_agent.py", ECHO_AGENT)
     return proj
+
+
+@contextmanager
+def helper_server(target: Reply | None = None) -> Iterator[tuple[HelperBrain, FakeOpenAI]]:
+    """A local OpenAI-compatible server playing judge, simulator and generator (and `target` for an openai agent
+    under test); it fails the test on any request the real API would reject."""
+    helper = HelperBrain(target=target)
+    with FakeOpenAI(default=helper) as server:
+        yield helper, server
+    assert server.invalid == [], "requests the real API would reject"

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from aiohttp import web
 
-from e2e.conftest import Project, Run, run_cli
+from e2e.conftest import Project, Run, helper_server, run_cli
 from fakes.helper_brain import HelperBrain
 from fakes.openai_server import FakeOpenAI, completion, last_user_text
 
@@ -77,10 +77,8 @@ def simulate(request):
 
 @pytest.fixture
 def brain() -> Iterator[tuple[HelperBrain, FakeOpenAI]]:
-    helper = HelperBrain(target=_expense_model)
-    with FakeOpenAI(default=helper) as server:
-        yield helper, server
-    assert server.invalid == [], "requests the real API would reject"
+    with helper_server(target=_expense_model) as pair:
+        yield pair
 
 
 async def _expense_model(request: web.Request, body: Any) -> web.StreamResponse:

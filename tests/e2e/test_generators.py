@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from e2e.conftest import Project, Run
+from e2e.conftest import Project, Run, helper_server
 from fakes.helper_brain import HelperBrain
 from fakes.openai_server import FakeOpenAI
 
@@ -60,10 +60,8 @@ def nothing(target, params):
 
 @pytest.fixture
 def brain() -> Iterator[tuple[HelperBrain, FakeOpenAI]]:
-    helper = HelperBrain()
-    with FakeOpenAI(default=helper) as server:
-        yield helper, server
-    assert server.invalid == []
+    with helper_server() as pair:
+        yield pair
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from e2e.conftest import Project, Run
+from e2e.conftest import Project, Run, helper_server
 from fakes.helper_brain import HelperBrain
 from fakes.openai_server import FakeOpenAI
 from fakes.server import ScriptedServer
@@ -56,10 +56,8 @@ def respond(request):
 
 @pytest.fixture
 def brain() -> Iterator[tuple[HelperBrain, FakeOpenAI]]:
-    helper = HelperBrain()
-    with FakeOpenAI(default=helper) as server:
-        yield helper, server
-    assert server.invalid == [], "requests the real API would reject"
+    with helper_server() as pair:
+        yield pair
 
 
 @pytest.fixture
@@ -257,3 +255,18 @@ def test_judge_replies_are_cached_by_request_and_never_hold_the_key(
     assert len(stored) == 2 and not any(BRAIN_KEY in text for text in stored)
     elsewhere = run(project, server, "-i", "s.jsonl", "--cache", "other-cache")
     assert elsewhere.code == 0 and helper.calls["judge"] == 7 and (project.root / "other-cache").is_dir()
+
+
+def test_a_prompt_file_replaces_the_built_in_prompt(project: Project, brain: tuple[HelperBrain, FakeOpenAI]) -> None:
+    helper, server = brain
+    project.write("prompts/strict.md", "You are a very strict judge. Answer in JSON.\n")
+    judge = "      judge:\n        builtin: validator\n        connector: brain\n"
+    project.write("agenttest.yaml", CONFIG.replace(judge, judge + "        prompt: prompts/strict.md\n"))
+    project.suite("s.jsonl", judged("c", "say x", "'x'"))
+    result = run(project, server, "-i", "s.jsonl")
+    assert result.code == 0, result.stdout + result.stderr
+    assert helper.prompts["judge"] == "You are a very strict judge. Answer in JSON.\n"
+    project.write("agenttest.yaml", CONFIG.replace(judge, judge + "        prompt: prompts/missing.md\n"))
+    missing = run(project, server, "-i", "s.jsonl")
+    assert missing.code == 2
+    assert "agents.judge.prompt: prompt file prompts/missing.md not found in" in missing.stderr

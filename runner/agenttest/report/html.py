@@ -14,6 +14,7 @@ from .escape import html_text, preview
 from .verdicts import (
     STATUS_ICONS,
     case_title,
+    checkpoint_cells,
     checkpoint_rows,
     first_reason,
     is_dynamic,
@@ -184,11 +185,9 @@ def _chat(result: Mapping[str, Any]) -> Iterator[str]:
     if rows:
         yield "<table><tr><th></th><th>Checkpoint</th><th>Required</th><th>Reached at</th><th>Why not</th></tr>"
         for row in rows:
-            mark = "✅" if row.get("reached") else ("❌" if row.get("required", True) else "➖")
-            reached = f"turn {html_text(row.get('reached_at_turn'))}" if row.get("reached") else "not reached"
-            why = "" if row.get("reached") else html_text(preview(row.get("message") or "", 1000))
-            yield (f"<tr><td>{mark}</td><td><code>{html_text(row.get('id'))}</code></td>"
-                   f"<td>{'yes' if row.get('required', True) else 'no'}</td><td>{reached}</td><td>{why}</td></tr>")
+            cells = checkpoint_cells(row, 1000)
+            yield (f"<tr><td>{cells.mark}</td><td><code>{html_text(cells.id)}</code></td><td>{cells.required}</td>"
+                   f"<td>{html_text(cells.reached)}</td><td>{html_text(cells.why)}</td></tr>")
         yield "</table>"
 
 

@@ -22,6 +22,7 @@ from .github import SourceLinks
 from .verdicts import (
     STATUS_ICONS,
     case_title,
+    checkpoint_cells,
     checkpoint_rows,
     first_reason,
     is_dynamic,
@@ -345,11 +346,9 @@ def _chat(result: Mapping[str, Any], chars: int) -> Iterator[str]:
         yield "| | Checkpoint | Required | Reached at | Why not |"
         yield "|---|---|---|---|---|"
         for row in rows:
-            mark = "✅" if row.get("reached") else ("❌" if row.get("required", True) else "➖")
-            reached = f"turn {md_text(row.get('reached_at_turn'))}" if row.get("reached") else "not reached"
-            why = "" if row.get("reached") else md_text(preview(row.get("message") or "", 300))
-            yield (f"| {mark} | {md_code(row.get('id'), in_table=True)} | "
-                   f"{'yes' if row.get('required', True) else 'no'} | {reached} | {why} |")
+            cells = checkpoint_cells(row, 300)
+            yield (f"| {cells.mark} | {md_code(cells.id, in_table=True)} | {cells.required} | "
+                   f"{md_text(cells.reached)} | {md_text(cells.why)} |")
         yield ""
     missing = missing_checkpoints(dict(result))
     if missing:

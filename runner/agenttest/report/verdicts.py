@@ -7,6 +7,7 @@ Everything returned is raw (unescaped) text: each writer escapes it for its own 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from .escape import one_line, preview, to_text
@@ -84,6 +85,26 @@ def checkpoint_rows(result: dict[str, Any]) -> list[dict[str, Any]]:
     """The checkpoints of a dynamic case, in the case's order."""
     checkpoints = (result.get("metadata") or {}).get("checkpoints") or {}
     return [row for row in checkpoints.values() if isinstance(row, dict)] if isinstance(checkpoints, dict) else []
+
+
+@dataclass(frozen=True)
+class CheckpointCells:
+    """One checkpoint as the tables show it, raw (each writer escapes): mark, required, where reached, why not."""
+
+    mark: str
+    id: str
+    required: str
+    reached: str
+    why: str
+
+
+def checkpoint_cells(row: dict[str, Any], limit: int) -> CheckpointCells:
+    reached = bool(row.get("reached"))
+    required = row.get("required", True) is not False
+    return CheckpointCells(mark="✅" if reached else ("❌" if required else "➖"), id=to_text(row.get("id")),
+                           required="yes" if required else "no",
+                           reached=f"turn {to_text(row.get('reached_at_turn'))}" if reached else "not reached",
+                           why="" if reached else preview(row.get("message") or "", limit))
 
 
 def checkpoint_lines(result: dict[str, Any], limit: int = 300) -> list[str]:
