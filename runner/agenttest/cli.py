@@ -98,14 +98,22 @@ def execute(cli_values: dict[str, Any], cwd: Path | None = None) -> int:
 def validate(input: tuple[str, ...], config: str | None, simulator: str | None) -> None:
     """Parse and check suites (and the config, if any) without calling any agent: judges and simulators must be
     agents of the config. Generator inputs are not called. Exit 0 when all is valid, 2 when not."""
+    from .agents.pool import AgentPool
     from .cases import load_suite
     from .cases.model import InvalidCase
-    from .engine.plan import checks_for
+    from .engine.plan import checks_for, helper_agents, prepare_generators
     cwd = Path.cwd()
     try:
         project = load_project(find_config(config, list(input), cwd))
         suite = load_suite(list(input), cwd=cwd, project_dir=project.directory if project.path else None,
                            checks=checks_for(project, simulator))
+        # Helpers are built, never called, so their configuration mistakes show here too — those that need
+        # `${VAR}`s that are not set excepted: validating must work without any secret.
+        pool = AgentPool(project)
+        prepare_generators(suite, pool, cwd, build=False)
+        for agent_id in helper_agents(suite.entries):
+            if pool.has_variables(agent_id):
+                pool.helper(agent_id)
     except AgentTestError as exc:
         click.echo(f"Error: {exc}", err=True)
         sys.exit(EXIT_USAGE)

@@ -31,6 +31,14 @@ def parse_duration(text: str) -> float:
     return total
 
 
+def parse_timeout(text: str) -> float:
+    """A timeout: a Go duration of more than nothing (`0s` would time out every case at once)."""
+    seconds = parse_duration(text)
+    if seconds <= 0:
+        raise ValueError(f"invalid timeout {text!r}: must be more than 0")
+    return seconds
+
+
 def format_duration(seconds: float) -> str:
     """Go's time.Duration.String(): `2m0s`, `1.5s`, `300ms`, `1h0m0s`."""
     if seconds == 0:

@@ -8,7 +8,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from . import __version__
-from .durations import parse_duration
+from .durations import parse_duration, parse_timeout
 from .errors import UsageError
 from .validation import field_errors
 
@@ -63,8 +63,20 @@ class RunOptions(BaseModel):
     @field_validator("timeout")
     @classmethod
     def _duration(cls, value: str) -> str:
-        parse_duration(value)      # ValueError → a validation error naming the option
+        parse_timeout(value)      # ValueError → a validation error naming the option
         return value
+
+    @field_validator("cache")
+    @classmethod
+    def _cache_directory(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("needs a directory (or use --no-cache)")
+        return value
+
+    @field_validator("simulator")
+    @classmethod
+    def _simulator_id(cls, value: str | None) -> str | None:
+        return value[len("agents:"):] if value and value.startswith("agents:") else value
 
     @field_validator("run")
     @classmethod

@@ -52,13 +52,16 @@ class ProjectConfig:
     def display_path(self) -> str:
         return str(self.path) if self.path else "agenttest.yaml"
 
-    def check_variables(self, agent_id: str, uses_connectors: bool) -> None:
-        """ConfigError for the first variable that the agent `agent_id` needs and that is not set: in its own
-        entry, and in every connector when it can use connectors (a case's `options.connector` picks any)."""
+    def missing_variables(self, agent_id: str, uses_connectors: bool) -> list[tuple[str, str]]:
+        """(key path, variable) of every variable the agent `agent_id` needs that is not set: in its own entry,
+        and in every connector when it can use connectors (a case's `options.connector` picks any)."""
         prefixes = [f"agents.{agent_id}."] + (["connectors."] if uses_connectors else [])
-        for key, name in self.missing.items():
-            if any(key.startswith(prefix) for prefix in prefixes):
-                raise ConfigError(f"{key}: environment variable {name} is not set", Where(self.display_path))
+        return [(key, name) for key, name in self.missing.items() if any(key.startswith(p) for p in prefixes)]
+
+    def check_variables(self, agent_id: str, uses_connectors: bool) -> None:
+        """ConfigError for the first variable that the agent `agent_id` needs and that is not set."""
+        for key, name in self.missing_variables(agent_id, uses_connectors)[:1]:
+            raise ConfigError(f"{key}: environment variable {name} is not set", Where(self.display_path))
 
 
 def find_config(explicit: str | None, inputs: list[str], cwd: Path) -> Path | None:

@@ -17,6 +17,7 @@ import pytest
 import yaml
 
 from agenttest.action import exit_code, read_inputs, write_outputs
+from e2e.conftest import helper_server
 
 REPO = Path(__file__).resolve().parents[2]
 ACTION = yaml.safe_load((REPO / "action.yml").read_text())
@@ -284,7 +285,29 @@ def test_judged_and_dynamic_suites_run_through_the_action(tmp_path: Path) -> Non
     assert by_id["never-submits"]["error"] == "max turns (2) exceeded without reaching: submitted"
     assert "**Conversation** — 2 turns, 0 of 1 checkpoints reached" in step.step_summary
     assert "::error file=tests/more.jsonl,line=1,title=agenttest%3A never-submits (failed)::" in step.stdout
+    assert not (workspace / ".agenttest-cache").exists()      # in-process helpers are never cached
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs root, as in the container")
+def test_the_helper_cache_is_handed_to_the_workspace_owner(workspace: Path) -> None:
+    with helper_server() as (brain, server):
+        (workspace / "agenttest.yaml").write_text(textwrap.dedent(f"""
+            version: 1
+            defaults:
+              name: echo
+            agents:
+              echo:
+                provider: python
+                callable: echo_agent:respond
+              judge:
+                builtin: validator
+                base_url: {server.base_url}
+                model: brain-1
+            """))
+        (workspace / "evals" / "judged.jsonl").write_text(json.dumps(
+            {"id": "j", "input": "hi", "assert": {"type": "agent", "use": "agents:judge", "value": "says 'hi'"}}))
+        step = run_action(workspace, {"input": "evals/judged.jsonl"})
+    assert step.code == 0, step.stdout + step.stderr
     cache = workspace / ".agenttest-cache"
-    assert cache.is_dir()
-    if os.geteuid() == 0:       # the helper cache is handed to the workspace's owner like every artifact
-        assert {p.stat().st_uid for p in [cache, *cache.rglob("*")]} == {OWNER_UID}
+    assert brain.calls["judge"] == 1 and len(list(cache.rglob("*.json"))) == 1
+    assert {p.stat().st_uid for p in [cache, *cache.rglob("*")]} == {OWNER_UID}

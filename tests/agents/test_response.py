@@ -62,3 +62,8 @@ def test_bad_shapes_are_agent_errors(raw: object, message: str) -> None:
 ])
 def test_usage_counts_keeps_the_integer_counters(usage: Any, counts: dict[str, int]) -> None:
     assert usage_counts(usage) == counts
+
+
+def test_usage_keeps_only_plausible_token_counts() -> None:
+    assert usage_counts({"prompt_tokens": -100, "completion_tokens": 10**30, "total_tokens": 7, "cached": True}) == {
+        "total_tokens": 7}

@@ -50,6 +50,9 @@ class Pool:
     def get(self, agent_id: str) -> ScriptedJudge:
         return self.agents[agent_id]
 
+    def cacheable(self, agent_id: str) -> bool:
+        return True
+
     def fingerprint(self, agent_id: str) -> str:
         return self.fingerprints[agent_id]
 

@@ -79,7 +79,7 @@ def test_skip_is_a_bool_or_a_reason(load_one: LoadOne, skip: Any, reason: str | 
     assert _case(load_one, {"id": "T1", "input": "x", "skip": skip}).skip == reason
 
 
-@pytest.mark.parametrize(("timeout", "seconds"), [("300ms", 0.3), ("30s", 30.0), ("2h", 7200.0), ("0s", 0.0)])
+@pytest.mark.parametrize(("timeout", "seconds"), [("300ms", 0.3), ("30s", 30.0), ("2h", 7200.0), ("1.5s", 1.5)])
 def test_timeout_is_a_go_duration(load_one: LoadOne, timeout: str, seconds: float) -> None:
     assert _case(load_one, {"id": "T1", "input": "x", "timeout": timeout}).timeout == seconds
 
@@ -231,7 +231,28 @@ def test_assertion_fields_are_passed_through(load_one: LoadOne) -> None:
       "checkpoints": [{"id": "c", "assert": {"type": "contains", "value": "a"}}]},
      "simulator.options.metadata.persona: expected a string, got number"),
     ({"id": "T1", "input": "x", "max_turns": 0}, "max_turns: must be at least 1, got 0"),
+    ({"id": "T1", "simulator": {"use": "sim"}, "checkpoints": [
+        {"id": "a", "required": False, "assert": {"type": "contains", "value": "a"}}]},
+     "checkpoints: every checkpoint is optional (required: false), so the conversation could never fail; make at "
+     "least one required"),
+    ({"id": "T1", "simulator": {"use": "sim"}, "checkpoints": [{"id": "a", "assert": []}]},
+     "checkpoints[0]: needs 'assert': what the agent's reply must satisfy to reach it"),
+    ({"id": "T1", "input": "x", "timeout": "0s"}, "timeout: invalid timeout '0s': must be more than 0"),
     # judged assertions
+    ({"id": "T1", "input": "x", "assert": {"type": "agent", "use": "agents:v", "value": "c", "path": "$.a"}},
+     "assert.path: an agent assertion judges the whole reply; 'path' is not used (say in the criteria which part "
+     "matters)"),
+    ({"id": "T1", "input": "x", "assert": {"type": "agent", "use": "agents:v", "value": "c",
+                                           "options": {"metadata": {"output": "fake"}}}},
+     "assert.options.metadata.output: reserved: the judge is sent the case's output as 'output'; name this key "
+     "otherwise"),
+    ({"id": "T1", "input": "x", "assert": {"type": "agent", "use": "agents:v", "value": "c",
+                                           "options": {"metadata": {"criteria": "d"}}}},
+     "assert.options.metadata.criteria: the criteria are given twice ('value' and 'options.metadata.criteria'); "
+     "keep one"),
+    ({"id": "T1", "input": "x", "assert": {"type": "agent", "use": "agents:v", "value": "c",
+                                           "options": {"samples": True}}},
+     "assert.options.samples: expected a whole number from 1 to 15, got true"),
     ({"id": "T1", "input": "x", "assert": {"type": "agent", "value": "polite"}},
      "assert.use: agent assertion requires 'use': \"agents:ID\" naming the validator agent"),
     ({"id": "T1", "input": "x", "assert": {"type": "agent", "use": "scripts:x.y", "value": "polite"}},

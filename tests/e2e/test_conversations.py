@@ -4,6 +4,11 @@ a Python agent, or scripted turns) talks with the target until every required ch
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -304,7 +309,10 @@ def test_simulator_flag_is_the_default_simulator_and_helpers_get_the_protocol(
     assert request["context"]["chat_id"].startswith("simulator-d-") and request["context"]["test_id"] == "d"
     assert json.loads(request["messages"][0]["content"])["goal"] == "chat"
     typo = run(project, brain[1], "-i", "s.jsonl", "--simulator", "recordingsim")
-    assert typo.code == 2 and "--simulator: agent 'recordingsim' is not defined" in typo.stderr
+    assert typo.code == 2 and "--simulator (or defaults.simulator): agent 'recordingsim' is not defined" in typo.stderr
+    assert "(did you mean 'recording-sim'?)" in typo.stderr
+    prefixed = run(project, brain[1], "-i", "s.jsonl", "--simulator", "agents:recording-sim")
+    assert prefixed.code == 0, prefixed.stdout + prefixed.stderr
 
 
 def test_a_judge_in_a_checkpoint_sees_the_conversation_and_its_failure_is_a_judge_error(
@@ -350,3 +358,41 @@ def test_the_example_conversations_run_with_no_api_key(tmp_path: Path) -> None:
                                                                 "scripted-trip": "passed"}
     assert by_id["submit-by-conversation"]["metadata"]["total_turns"] == 3
     assert by_id["submit-by-conversation"]["metadata"]["checkpoints"]["mentions-receipt"]["reached"] is False
+
+
+def test_an_interrupted_conversation_keeps_the_turns_it_had(project: Project,
+                                                           brain: tuple[HelperBrain, FakeOpenAI]) -> None:
+    project.suite("s.jsonl", talk("long", ["hi", "x"], [{"id": "never", "assert": contains("zzz")}],
+                                  goal="[sim:slow=30] chat", input="hi"))
+    proc = subprocess.Popen([sys.executable, "-m", "agenttest", "-i", "s.jsonl"], cwd=project.root,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "BRAIN_URL": brain[1].base_url,
+                                 "CALLS_FILE": str(project.root / "calls.jsonl")})
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and brain[0].calls["simulator"] < 1:
+        time.sleep(0.05)
+    sent = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=10)
+    assert time.monotonic() - sent < 5 and proc.returncode == 130, stdout + stderr
+    report = json.loads((project.root / "agenttest-results" / "report.json").read_text())
+    [case] = report["results"]
+    assert (report["interrupted"], case["status"], case["error"]) == (True, "skipped", "interrupted")
+    assert case["metadata"]["turns"][0]["output"] == "echo: hi" and "ran" not in case
+    assert '├─ Turn 1: "hi" → "echo: hi"' in stdout
+
+
+def test_a_reply_that_is_not_text_does_not_break_the_conversation(project: Project,
+                                                                   brain: tuple[HelperBrain, FakeOpenAI]) -> None:
+    project.write("bytes_agent.py", """
+        def respond(request):
+            return {"content": b"raw bytes", "data": None}
+        """)
+    project.write("agenttest.yaml", CONFIG.rstrip() + "\n      raw:\n        provider: python\n"
+                                                      "        callable: bytes_agent:respond\n")
+    project.suite("s.jsonl", {"id": "raw", "input": "hi", "simulator": {"use": "scripted", "replies": ["again"]},
+                              "checkpoints": [{"id": "c", "assert": contains("nothing like this")}]})
+    result = run(project, brain[1], "-i", "s.jsonl", "-n", "raw")
+    assert result.result("raw")["status"] == "failed", result.stdout + result.stderr
+    for name in ("junit.xml", "summary.md", "ctrf.json"):
+        assert (project.root / "agenttest-results" / name).is_file()

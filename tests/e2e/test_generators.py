@@ -4,6 +4,11 @@ server) and `-i scripts:module.func?…`, validated like file cases, run, or sav
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -120,7 +125,7 @@ def test_an_invalid_generated_case_names_its_generator_and_index_and_the_rest_ru
 
 def test_generated_conversations_are_kept_and_run_with_the_default_simulator(
         project: Project, brain: tuple[HelperBrain, FakeOpenAI]) -> None:
-    result = run(project, brain[1], "-i", "agents:gen?count=1&dynamic=true", "--simulator", "sim")
+    result = run(project, brain[1], "-i", "agents:gen?count=2&dynamic=true", "--simulator", "sim")
     assert result.code == 0, result.stdout + result.stderr
     talk = result.result("case-talk")
     assert talk["status"] == "passed" and talk["metadata"]["mode"] == "dynamic"
@@ -173,3 +178,69 @@ def test_an_unknown_generator_agent_is_a_configuration_error(project: Project,
     result = run(project, brain[1], "-i", "agents:genn?count=2")
     assert result.code == 2
     assert "agent 'genn' is not defined in" in result.stderr and "(did you mean 'gen'?)" in result.stderr
+
+
+def test_a_generator_is_bounded_by_the_timeout_and_ctrl_c_ends_the_run_at_once(
+        project: Project, brain: tuple[HelperBrain, FakeOpenAI]) -> None:
+    late = run(project, brain[1], "-i", "agents:gen?count=1&slow=5", "--timeout", "500ms")
+    failed = late.result("agents:gen?count=1&slow=5")
+    assert (failed["status"], failed["error_kind"]) == ("error", "generator")
+    assert failed["error"] == "generator agents:gen?count=1&slow=5: no cases within the timeout (500ms)"
+    proc = subprocess.Popen([sys.executable, "-m", "agenttest", "-i", "agents:gen?count=1&slow=30"],
+                            cwd=project.root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "BRAIN_URL": brain[1].base_url,
+                                 "CALLS_FILE": str(project.root / "calls.txt")})
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and brain[0].calls["generator"] < 2:
+        time.sleep(0.05)
+    sent = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=10)
+    assert time.monotonic() - sent < 5
+    assert proc.returncode == 130 and stderr.strip().endswith("Interrupted."), stdout + stderr
+    assert target_calls(project) == []
+
+
+@pytest.mark.parametrize(("value", "message"), [
+    ("agents:gen?count=0", "-i agents:gen?count=0: count must be a whole number from 1 to 1000, got 0"),
+    ("agents:gen?count=many", "-i agents:gen?count=many: count must be a whole number from 1 to 1000, got 'many'"),
+    ("agents:gen?count=2&count=3", "-i agents:gen?count=2&count=3: parameter 'count' is given twice"),
+])
+def test_generator_parameters_are_checked(project: Project, brain: tuple[HelperBrain, FakeOpenAI], value: str,
+                                          message: str) -> None:
+    result = run(project, brain[1], "-i", value)
+    assert result.code == 2 and result.stderr.strip() == f"Error: {message}"
+    assert brain[0].calls["generator"] == 0
+
+
+def test_a_generator_that_writes_more_than_asked_is_cut_with_a_warning(
+        project: Project, brain: tuple[HelperBrain, FakeOpenAI]) -> None:
+    project.write("wordy.py", '''
+        def cases(target, params):
+            return [{"id": f"c{i}", "input": "x", "assert": {"type": "contains", "value": "echo"}} for i in range(9)]
+        ''')
+    scripted = run(project, brain[1], "-i", "scripts:wordy.cases?count=2")
+    assert len(scripted.report["results"]) == 9          # a script's parameters are its own
+    result = run(project, brain[1], "-i", "agents:gen?count=3", "--dry-run")
+    assert [json.loads(line)["id"] for line in result.stdout.splitlines()] == ["case-1", "case-2", "case-3"]
+
+
+def test_validate_checks_generators_and_helpers_without_calling_them(
+        project: Project, brain: tuple[HelperBrain, FakeOpenAI]) -> None:
+    unknown = project.run("validate", "-i", "agents:genn")
+    assert unknown.code == 2 and "agent 'genn' is not defined in" in unknown.stderr
+    wrong_role = project.run("validate", "-i", "agents:sim")
+    assert wrong_role.code == 2 and "agent 'sim' is a builtin simulator, not a generator" in wrong_role.stderr
+    script = project.run("validate", "-i", "scripts:gen.nope")
+    assert script.code == 2 and "generator 'nope' is not defined in" in script.stderr
+    project.write("agenttest.yaml", CONFIG.replace("      sim:\n        builtin: simulator\n",
+                                                   "      sim:\n        builtin: simulator\n"
+                                                   "        prompt: nowhere.md\n"))
+    project.suite("s.jsonl", {"id": "t", "input": "hi", "simulator": {"use": "sim"},
+                              "checkpoints": [{"id": "c", "assert": {"type": "contains", "value": "x"}}]})
+    broken = run(project, brain[1], "validate", "-i", "s.jsonl", "-i", "agents:gen")
+    assert broken.code == 2 and "agents.sim.prompt: prompt file nowhere.md not found" in broken.stderr
+    # Without the connector's variables (a fork, a pre-commit hook) the helpers that need them are not built.
+    fork = project.run("validate", "-i", "s.jsonl", "-i", "agents:gen")
+    assert fork.code == 0, fork.stdout + fork.stderr
+    assert brain[0].calls == {}

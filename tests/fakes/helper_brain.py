@@ -16,8 +16,9 @@ as an LLM would, following rules written into that JSON, so a test states the be
   markers: `[sim:plain]` (answer in plain text, no JSON), `[sim:empty]`, `[sim:input-key]` (Yao's DESIGN `input`
   key), `[sim:slow=SECONDS]`, `[sim:status=500]`, `[sim:never-done]` (keeps repeating the last line).
 - **Generator** (`target_agent` in the message): `count` cases `{focus}-{i}` whose input is `generated {i}` and
-  whose assertion is `contains "echo"`. `extra.invalid=i` makes case i invalid, `extra.dynamic=true` adds a dynamic
-  case, `extra.prose=true` answers in prose around a fenced array, `extra.no_json=true` answers without any.
+  whose assertion is `contains "echo"`. `extra.slow=SECONDS` answers late, `extra.invalid=i` makes case i
+  invalid, `extra.dynamic=true` makes the last case a conversation, `extra.prose=true` answers in prose around a
+  fenced array, `extra.no_json=true` answers without any.
 
 Every reply goes through the real wire format (JSON or SSE) of `openai_server.completion`.
 """
@@ -141,6 +142,8 @@ class HelperBrain:
     async def _generate(self, request: web.Request, body: Any, asked: dict[str, Any]) -> web.StreamResponse:
         self.calls["generator"] += 1
         extra = asked.get("extra") or {}
+        if extra.get("slow"):
+            await asyncio.sleep(float(extra["slow"]))
         focus = asked.get("focus") or "case"
         cases: list[Any] = [{"id": f"{focus}-{i}", "name": f"generated case {i}", "input": f"generated {i}",
                              "assert": [{"type": "contains", "value": "echo"}], "tags": ["generated"]}
@@ -149,7 +152,7 @@ class HelperBrain:
             cases[int(extra["invalid"]) - 1] = {"id": f"{focus}-{extra['invalid']}", "input": "x",
                                                 "assert": {"type": "contians", "value": "x"}}
         if extra.get("dynamic"):
-            cases.append({"id": f"{focus}-talk", "input": "hello",
+            cases[-1] = ({"id": f"{focus}-talk", "input": "hello",
                           "simulator": {"options": {"metadata": {"persona": "p", "goal": "g",
                                                                  "script": ["thanks"]}}},
                           "checkpoints": [{"id": "echoes", "assert": {"type": "contains", "value": "echo"}}]})

@@ -8,6 +8,9 @@ from typing import Any, Protocol
 
 from ..errors import AgentCallError
 
+# A token count above this is no count (a bug or a hostile agent), and is left out like a negative one.
+_MAX_TOKENS = 10**12
+
 # The keys of a chat message in the canonical request (OpenAI's Chat Completions message shape).
 MESSAGE_KEYS = ("role", "content", "name", "tool_call_id", "tool_calls", "refusal")
 
@@ -148,7 +151,8 @@ def usage_counts(usage: Any) -> dict[str, int]:
     `{}` when it is not an object."""
     if not isinstance(usage, dict):
         return {}
-    return {key: value for key, value in usage.items() if isinstance(value, int) and not isinstance(value, bool)}
+    return {key: value for key, value in usage.items()
+            if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= _MAX_TOKENS}
 
 
 def _list(raw: dict[str, Any], key: str) -> list[Any]:

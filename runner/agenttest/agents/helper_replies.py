@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,6 +20,7 @@ from ..extract import embedded_json, extract_json
 from .base import AgentResponse
 from .replies import snippet
 
+_SCANNED = 200_000     # characters at the end of a reply searched for its answer
 _TRUE = {"true", "yes", "pass", "passed"}
 _FALSE = {"false", "no", "fail", "failed"}
 
@@ -100,11 +101,15 @@ def read_generated(value: Any) -> list[Any]:
     with `cases` / `test_cases`, or one case object. HelperError (kind `generator`) otherwise."""
     if isinstance(value, AgentResponse):
         value = reply_value(value)
+    elif isinstance(value, (tuple, Iterator)):      # a script may return a tuple or yield its cases
+        value = list(value)
     candidates: Iterable[Any] = [value]
     if isinstance(value, str):
         candidates = [extract_json(value), *reversed(embedded_json(value))]
     for candidate in candidates:
         cases = _cases(candidate)
+        if cases == []:
+            raise HelperError("its reply holds an empty list of test cases", "generator")
         if cases is not None:
             return cases
     raise HelperError(f"its reply holds no test cases (an array, or an object with 'cases'): "
@@ -124,13 +129,35 @@ def _cases(value: Any) -> list[Any] | None:
 
 
 def _last_object(value: Any, keys: tuple[str, ...]) -> dict[str, Any] | None:
-    """`value` itself when it is an object with one of `keys`; in text, the last such JSON object."""
+    """`value` itself when it is an object with one of `keys`; in text, the whole text when it is such an object,
+    else the last such JSON object in its tail. The tail, because the answer comes last: a long reply that quotes
+    the output under test first must not hide the real verdict behind the search's limit."""
     if isinstance(value, dict):
         return value if any(key in value for key in keys) else None
     if not isinstance(value, str):
         return None
-    found = [obj for obj in embedded_json(value) if isinstance(obj, dict) and any(key in obj for key in keys)]
+    whole = _whole_object(value)
+    if whole is not None:
+        return whole if any(key in whole for key in keys) else None
+    found = [obj for obj in embedded_json(value[-_SCANNED:]) if isinstance(obj, dict)
+             and any(key in obj for key in keys)]
     return found[-1] if found else None
+
+
+def _whole_object(text: str) -> dict[str, Any] | None:
+    """The text as one JSON object (the usual reply of a helper asked for JSON), whatever its size."""
+    stripped = text.strip()
+    if not (stripped.startswith("{") and stripped.endswith("}")):
+        return None
+    try:
+        value = json.loads(stripped, parse_constant=_not_json)
+    except (ValueError, RecursionError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _not_json(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
 
 
 def _boolean(value: Any, name: str, kind: str) -> bool:

@@ -31,6 +31,8 @@ class HelperAgents(Protocol):
 
     def get(self, agent_id: str) -> Agent: ...
 
+    def cacheable(self, agent_id: str) -> bool: ...
+
     def fingerprint(self, agent_id: str) -> str: ...
 
 
@@ -55,7 +57,8 @@ class HelperCaller:
         parser that raises HelperError). The reply may come from the cache; it is stored there only once it could
         be read. Raises HelperError of the role's kind."""
         request = self.request(role, agent_id, payload, connector=connector)
-        key = HelperCache.key(request, self.agents.fingerprint(agent_id), sample) if self.cache else None
+        cached_here = self.cache is not None and self.agents.cacheable(agent_id)
+        key = HelperCache.key(request, self.agents.fingerprint(agent_id), sample) if cached_here else None
         if key is not None and self.cache is not None:
             cached = self.cache.lookup(key)
             if cached is not None:

@@ -58,6 +58,11 @@ class AgentPool:
             raise ConfigError(f"helper agent {agent_id!r} needs an agenttest.yaml that defines it")
         return self._build(agent_id, self._settings(agent_id), connector_override=None)
 
+    def has_variables(self, agent_id: str) -> bool:
+        """Whether every `${VAR}` the agent needs is set (a fork or a pre-commit hook may have none of them)."""
+        settings = self.project.agents.get(agent_id)
+        return not self.project.missing_variables(agent_id, uses_connectors=hasattr(settings, "connector"))
+
     def get(self, agent_id: str) -> Agent:
         """An agent already built by `target` or `helper`."""
         return self._agents[agent_id]
@@ -68,6 +73,13 @@ class AgentPool:
         tools = getattr(settings, "tools", None)
         return {"id": agent_id, "description": settings.description,
                 "tools": read_tools(agent_id, tools, self.project.directory)}
+
+    def cacheable(self, agent_id: str) -> bool:
+        """Whether a helper's replies may be served from the cache: a model behind an endpoint (`builtin:`,
+        `provider: openai` or `http`), whose behaviour the fingerprint captures. Never a `python` or `exec` helper:
+        its code can change without any setting changing, and running it again costs nothing."""
+        settings = self._settings(agent_id)
+        return isinstance(settings, BuiltinSettings) or settings.provider in ("openai", "http")
 
     def fingerprint(self, agent_id: str) -> str:
         """A digest of what makes an agent answer the way it does (model, endpoint, parameters, prompt, tools;

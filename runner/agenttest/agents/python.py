@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import hashlib
 import importlib
-import inspect
 import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from ..errors import AgentCallError, ConfigError
@@ -45,15 +42,6 @@ class PythonAgent:
     async def aclose(self) -> None:
         """Nothing to release."""
         return None
-
-    def identity(self) -> dict[str, Any]:
-        """The function and a digest of its source file, so an edited helper is never answered from the cache."""
-        try:
-            source = Path(inspect.getsourcefile(self._func) or "").read_bytes()
-        except (OSError, TypeError):
-            source = b""
-        name = f"{getattr(self._func, '__module__', '?')}:{getattr(self._func, '__qualname__', '?')}"
-        return {"callable": name, "source": hashlib.sha256(source).hexdigest()}
 
 
 @register_provider("python", PythonSettings)

@@ -10,10 +10,11 @@ from typing import Any, TypeVar
 from ..agents.helper_replies import JudgeReply, read_judge
 from ..errors import HelperError, SuiteError, Where
 from ..hints import did_you_mean
-from .base import AssertionSpec, EvalContext, Verdict, assertion, json_type
+from .base import AssertionSpec, EvalContext, Verdict, assertion, describe, json_type
 
 AGENT_PREFIX = "agents:"
 OPTIONS = ("connector", "metadata", "threshold", "samples")
+RESERVED = ("input", "output", "conversation")     # what the judge is sent of the case, never overridden
 MAX_SAMPLES = 15
 DEFAULT_THRESHOLD = 0.5     # deciding on a score alone, when the judge gives no `passed`
 T = TypeVar("T")
@@ -50,22 +51,32 @@ def _prepare_judge(spec: AssertionSpec) -> None:
         if key not in OPTIONS:
             raise SuiteError(f"unknown option {key!r} for an agent assertion{did_you_mean(key, OPTIONS)} "
                              f"(options: {', '.join(OPTIONS)})", Where(field=f"options.{key}"))
+    if spec.path is not None:
+        raise SuiteError("an agent assertion judges the whole reply; 'path' is not used (say in the criteria which "
+                         "part matters)", Where(field="path"))
     metadata = options.get("metadata") or {}
     if not isinstance(metadata, dict):
         raise SuiteError(f"expected an object, got {json_type(metadata)}", Where(field="options.metadata"))
+    for key in RESERVED:
+        if key in metadata:
+            raise SuiteError(f"reserved: the judge is sent the case's {key} as {key!r}; name this key otherwise",
+                             Where(field=f"options.metadata.{key}"))
     if spec.value is None and metadata.get("criteria") in (None, ""):
         raise SuiteError("agent assertion needs criteria: 'value', or 'options.metadata.criteria'",
                          Where(field="value"))
+    if spec.value is not None and "criteria" in metadata:
+        raise SuiteError("the criteria are given twice ('value' and 'options.metadata.criteria'); keep one",
+                         Where(field="options.metadata.criteria"))
     connector = options.get("connector")
     if connector is not None and (not isinstance(connector, str) or not connector):
         raise SuiteError("expected a connector name", Where(field="options.connector"))
     threshold = options.get("threshold")
     if threshold is not None and (isinstance(threshold, bool) or not isinstance(threshold, (int, float))
                                   or not 0 <= threshold <= 1):
-        raise SuiteError(f"expected a number from 0 to 1, got {threshold!r}", Where(field="options.threshold"))
+        raise SuiteError(f"expected a number from 0 to 1, got {describe(threshold)}", Where(field="options.threshold"))
     samples = options.get("samples", 1)
     if isinstance(samples, bool) or not isinstance(samples, int) or not 1 <= samples <= MAX_SAMPLES:
-        raise SuiteError(f"expected a whole number from 1 to {MAX_SAMPLES}, got {samples!r}",
+        raise SuiteError(f"expected a whole number from 1 to {MAX_SAMPLES}, got {describe(samples)}",
                          Where(field="options.samples"))
     spec.helper_agent = agent_id
     spec.prepared = _Judge(agent_id=agent_id, criteria=spec.value, metadata=dict(metadata), connector=connector,

@@ -139,6 +139,8 @@ def build_generated(values: list[Any], source: GeneratorSource, *, base_dir: Pat
                                warnings=warnings, where=where)
         except RecursionError:
             entry = InvalidCase(f"{INVALID}{where}: nested too deeply", id=case_id)
+        if isinstance(entry, InvalidCase) and entry.id is None:
+            entry.id = where            # no id to name it by: its generator and index
         entry.source = source.spelled
         entries.append(entry)
     return entries
@@ -231,6 +233,9 @@ def _conversation(entry: CaseEntry, base_dir: Path, checks: Checks, problems: li
     for key, text in (("persona", persona), ("goal", goal)):
         if text is not None and not isinstance(text, str):
             problems.append(f"simulator.options.metadata.{key}: expected a string, got {json_type(text)}")
+    if specs and all(spec is not None and not spec.required for spec in specs):
+        problems.append("checkpoints: every checkpoint is optional (required: false), so the conversation could "
+                        "never fail; make at least one required")
     if use is None or any(spec is None for spec in specs) or problems:
         return None
     return Conversation(
@@ -270,7 +275,7 @@ def _checkpoint(item: CheckpointEntry, place: str, base_dir: Path, checks: Check
         problems.append(f"{place}: use either 'assert' or 'assertion', not both")
         return None
     key, written = ("assertion", item.assertion) if item.assertion is not None else ("assert", item.assert_)
-    if written is None:
+    if written is None or written == []:
         problems.append(f"{place}: needs 'assert': what the agent's reply must satisfy to reach it")
         return None
     before = len(problems)

@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, field_validat
 from pydantic_core import PydanticCustomError
 
 from ..assertions.base import json_type
-from ..durations import parse_duration
+from ..durations import parse_duration, parse_timeout
 
 _MESSAGE_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -180,7 +180,7 @@ class CaseEntry(_Strict):
     @classmethod
     def _timeout_parses(cls, value: str | None) -> str | None:
         if value is not None:
-            parse_duration(value)
+            parse_timeout(value)
         return value
 
     @property

@@ -16,6 +16,7 @@ from ..errors import UsageError
 GENERATOR_PREFIXES = ("agents:", "scripts:")
 SUITE_SUFFIXES = (".jsonl", ".json")
 _GLOB_CHARS = frozenset("*?[")
+MAX_COUNT = 1000          # cases one generator agent may be asked for
 
 
 @dataclass(frozen=True)
@@ -46,7 +47,13 @@ class GeneratorSource:
                 from None
         params: dict[str, Any] = {}
         for key, text in pairs:
-            params.setdefault(key, _typed(text))     # the first value of a repeated key, as Yao does
+            if key in params:
+                raise UsageError(f"-i {value}: parameter {key!r} is given twice")
+            params[key] = _typed(text)
+        count = params.get("count")
+        if kind == "agent" and "count" in params and (isinstance(count, bool) or not isinstance(count, int)
+                                                      or not 1 <= count <= MAX_COUNT):
+            raise UsageError(f"-i {value}: count must be a whole number from 1 to {MAX_COUNT}, got {count!r}")
         return cls(kind=kind, ref=ref, params=params, spelled=value)
 
 

@@ -24,6 +24,14 @@ from .hooks import Hooks
 AFTER_HOOK_GRACE = 2.0
 
 
+class CaseInterrupted(asyncio.CancelledError):
+    """A case cancelled by an interrupt, carrying what it had done (a conversation's turns so far)."""
+
+    def __init__(self, result: CaseResult) -> None:
+        super().__init__("interrupted")
+        self.result = result
+
+
 class CaseFailure(Exception):
     """The case ends here, with this status (`failed`, `error`, `timeout`), message and error kind."""
 
@@ -106,9 +114,12 @@ class CaseRunner:
         except HookError as exc:
             result.status, result.error, result.error_kind = "error", f"before hook: {exc.message}", "hook"
         except asyncio.CancelledError:
-            result.status, result.error, result.error_kind, result.ran = "skipped", "interrupted", None, False
+            # A conversation keeps the turns it had; a case with nothing to show counts as never run.
+            result.status, result.error, result.error_kind = "skipped", "interrupted", None
+            result.ran = bool((result.metadata or {}).get("turns"))
+            result.duration_ms = round((time.monotonic() - started) * 1000)
             await self._after(case, result, before_data, grace=AFTER_HOOK_GRACE)
-            raise
+            raise CaseInterrupted(result) from None
         result.duration_ms = round((time.monotonic() - started) * 1000)
         await self._after(case, result, before_data, grace=timeout)
         return result

@@ -57,7 +57,8 @@ class DynamicRunner(CaseRunner):
                                                 f"{talk.missing()}")
                 if reply.goal_achieved:
                     talk.turns.pop()
-                    talk.ended = {"turn": turn, "goal_achieved": True, "reasoning": reply.reasoning or None}
+                    talk.ended = {"turn": turn, "goal_achieved": True, "message": reply.message or None,
+                                  "reasoning": reply.reasoning or None}
                     raise CaseFailure("failed", "simulator signaled goal achieved but not all required checkpoints "
                                                 f"reached: {talk.missing()}")
                 talk.messages.append({"role": "user", "content": reply.message})
@@ -165,7 +166,7 @@ class _Talk:
                                "checkpoints_total": len(self.checkpoints), "turns": self.turns,
                                "checkpoints": {cid: _shown_state(state) for cid, state in self.checkpoints.items()}}
         if self.ended:
-            out["ended"] = self.ended
+            out["ended"] = {key: value for key, value in self.ended.items() if value is not None}
         return out
 
 
@@ -243,12 +244,13 @@ def reply_messages(response: AgentResponse) -> list[dict[str, Any]]:
     OpenAI-compatible target can go on after a tool call."""
     content = response.content
     if not isinstance(content, (str, list)) and content is not None:
-        content = json.dumps(content, ensure_ascii=False)
+        content = json.dumps(content, ensure_ascii=False, default=str)
     if content in (None, "") and not response.tool_calls:
         subject = response.subject()
         if subject in (None, ""):
             return []
-        content = subject if isinstance(subject, str) else json.dumps(subject, ensure_ascii=False, sort_keys=True)
+        content = subject if isinstance(subject, str) else json.dumps(subject, ensure_ascii=False, sort_keys=True,
+                                                                      default=str)
     message: dict[str, Any] = {"role": "assistant", "content": content if content != "" else None}
     if not response.tool_calls:
         return [message]
@@ -264,7 +266,8 @@ def reply_messages(response: AgentResponse) -> list[dict[str, Any]]:
         else:
             result = tool.result
         messages.append({"role": "tool", "tool_call_id": call.id,
-                         "content": result if isinstance(result, str) else json.dumps(result, ensure_ascii=False)})
+                         "content": result if isinstance(result, str) else json.dumps(result, ensure_ascii=False,
+                                                                                      default=str)})
     return messages
 
 

@@ -3,6 +3,7 @@ and the helper agents those cases need."""
 
 from __future__ import annotations
 
+import asyncio
 import re
 import time
 from pathlib import Path
@@ -16,6 +17,7 @@ from ..agents.pool import AgentPool
 from ..cases.loader import Checks, build_generated
 from ..cases.model import Case, InvalidCase, Suite
 from ..cases.sources import GeneratorSource
+from ..durations import format_duration
 from ..errors import HelperError, HookError, UsageError
 from ..options import run_filter_pattern, run_filter_tag
 from ..project import ProjectConfig
@@ -37,8 +39,20 @@ def checks_for(project: ProjectConfig, default_simulator: str | None) -> Checks:
     return Checks(agents=agents, default_simulator=default_simulator)
 
 
-def generator_agents(suite: Suite) -> list[str]:
-    return list(dict.fromkeys(source.ref for _, source in suite.generators if source.kind == "agent"))
+def prepare_generators(suite: Suite, pool: AgentPool, cwd: Path, *, build: bool = True) -> None:
+    """Build each generator agent and find each generator script, before any is called. ConfigError/UsageError
+    naming the input when one is missing or is a helper of another role. With `build=False` (validate), an agent
+    whose `${VAR}`s are not set is only looked up."""
+    for _, source in suite.generators:
+        if source.kind == "script":
+            resolve_script(source, cwd, pool.project)
+            continue
+        settings = pool.project.agents.get(source.ref)
+        if isinstance(settings, BuiltinSettings) and settings.builtin != "generator":
+            raise UsageError(f"-i {source.spelled}: agent {source.ref!r} is a builtin {settings.builtin}, not a "
+                             "generator")
+        if build or settings is None or pool.has_variables(source.ref):
+            pool.helper(source.ref)
 
 
 async def generate(suite: Suite, pool: AgentPool, target_id: str, *, cwd: Path, checks: Checks, timeout: float,
@@ -53,11 +67,14 @@ async def generate(suite: Suite, pool: AgentPool, target_id: str, *, cwd: Path, 
         helpers = HelperCaller(agents=pool, usage=usage, context={**context, "test_id": "generator"},
                                deadline=started + timeout, cache=cache)
         try:
-            values = await _generated_values(source, target, helpers, cwd, pool.project)
-        except HelperError as exc:      # the message names the generator agent, or says which script
-            entries[position:position] = [InvalidCase(exc.message, id=source.spelled, kind="generator",
+            values = await asyncio.wait_for(_generated_values(source, target, helpers, cwd, pool.project), timeout)
+        except (HelperError, asyncio.TimeoutError) as exc:   # the message names the generator agent or script
+            message = exc.message if isinstance(exc, HelperError) else \
+                f"generator {source.spelled}: no cases within the timeout ({format_duration(timeout)})"
+            entries[position:position] = [InvalidCase(message, id=source.spelled, kind="generator",
                                                       source=source.spelled)]
             continue
+        values = _at_most(values, source, suite.warnings)
         root = attachment_root(cwd, pool.project.directory if pool.project.path else None)
         entries[position:position] = build_generated(values, source, base_dir=cwd, repo_root=root, checks=checks,
                                                      warnings=suite.warnings)
@@ -87,6 +104,16 @@ async def _generated_values(source: GeneratorSource, target: dict[str, Any], hel
     except HelperError as exc:
         message = exc.message.replace("its reply", "what it returned", 1)
         raise HelperError(f"generator {source.spelled}: {message}", "generator") from exc
+
+
+def _at_most(values: list[Any], source: GeneratorSource, warnings: list[str]) -> list[Any]:
+    """An agent generator's cases, cut to the `count` it was asked for (a model may write more)."""
+    count = source.params.get("count", DEFAULT_COUNT) if source.kind == "agent" else None
+    if count is None or len(values) <= count:
+        return values
+    warnings.append(f"{source.spelled}: the generator wrote {len(values)} cases where {count} were asked for; "
+                    f"the first {count} are used")
+    return values[:count]
 
 
 def resolve_script(source: GeneratorSource, cwd: Path, project: ProjectConfig) -> Any:

@@ -33,7 +33,7 @@ from .case_runner import AFTER_HOOK_GRACE, RunServices, base_result, case_dict, 
 from .context import RunContext
 from .dynamic import DynamicRunner
 from .hooks import Hooks
-from .plan import checks_for, generate, generator_agents, helper_agents, select
+from .plan import checks_for, generate, helper_agents, prepare_generators, select
 from .schedule import Scheduler
 from .standard import StandardRunner
 
@@ -57,7 +57,8 @@ async def _run(config: RunConfig, reporters: list[Reporter] | None) -> RunOutcom
     options = config.options
     project = config.project
     if options.simulator and project.path is not None and options.simulator not in project.agents:
-        raise UsageError(f"--simulator: agent {options.simulator!r} is not defined in {project.display_path}"
+        raise UsageError(f"--simulator (or defaults.simulator): agent {options.simulator!r} is not defined in "
+                         f"{project.display_path}"
                          f"{did_you_mean(options.simulator, project.agents)}")
     checks = checks_for(project, options.simulator)
     suite = load_suite(config.inputs, cwd=config.cwd, project_dir=project.directory if project.path else None,
@@ -79,11 +80,11 @@ async def _run_suite(config: RunConfig, suite: Suite, pool: AgentPool, checks: C
     entries: list[Entry] = suite.entries
     if suite.generators:    # generators write cases for the target: it must exist before they are asked
         pool.target(config.agent_id)
-        for agent_id in generator_agents(suite):
-            pool.helper(agent_id)
-        entries = await generate(suite, pool, config.agent_id or "", cwd=config.cwd, checks=checks,
-                                 timeout=config.timeout, usage=generation, cache=cache,
-                                 context=context.request_context(None))
+        prepare_generators(suite, pool, config.cwd)
+        with _cancelled_by_signals():
+            entries = await generate(suite, pool, config.agent_id or "", cwd=config.cwd, checks=checks,
+                                     timeout=config.timeout, usage=generation, cache=cache,
+                                     context=context.request_context(None))
     entries = select(entries, options.run)
     if not entries:
         if options.run:
@@ -247,13 +248,44 @@ def _interrupts(scheduler: Scheduler[Entry]) -> Iterator[_Interrupts]:
             loop.remove_signal_handler(signum)
 
 
+@contextlib.contextmanager
+def _cancelled_by_signals() -> Iterator[None]:
+    """While no case has run (generators at work): SIGINT/SIGTERM cancel the work and end the run as interrupted
+    (exit 130) — there is nothing to report yet."""
+    loop = asyncio.get_running_loop()
+    task = asyncio.current_task()
+    signalled: list[int] = []
+
+    def on_signal(signum: int) -> None:
+        signalled.append(signum)
+        if task is not None:
+            task.cancel()
+
+    installed = []
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):   # Windows, non-main thread
+            loop.add_signal_handler(signum, on_signal, signum)
+            installed.append(signum)
+    try:
+        yield
+    except asyncio.CancelledError:
+        if signalled:
+            raise KeyboardInterrupt from None
+        raise
+    finally:
+        for signum in installed:
+            loop.remove_signal_handler(signum)
+
+
 def _emit(reporters: list[Reporter], event: str, payload: object) -> None:
     for reporter in reporters:
         getattr(reporter, event)(payload)
 
 
 def _place(entry: InvalidCase) -> str:
-    return f"{entry.file}:{entry.line}" if entry.file else f"line {entry.line}"
+    if entry.file:
+        return f"{entry.file}:{entry.line}"
+    return entry.source or f"line {entry.line}"
 
 
 __all__ = ["RunOutcome", "run_suite"]

@@ -68,8 +68,9 @@ class Scheduler(Generic[Entry]):
             self._on_start(entry)
             try:
                 result = await self._run_one(entry)
-            except asyncio.CancelledError:
-                results[index] = self._skipped(entry, "interrupted")
+            except asyncio.CancelledError as exc:   # what the case had done, if it says
+                partial = getattr(exc, "result", None)
+                results[index] = partial if isinstance(partial, CaseResult) else self._skipped(entry, "interrupted")
                 self._on_finish(results[index])  # type: ignore[arg-type]
                 return
             results[index] = result
