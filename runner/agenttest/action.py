@@ -19,6 +19,7 @@ from typing import Any
 
 import click
 
+from . import analysis
 from .actions_log import write_line
 from .config import RunConfig
 from .errors import EXIT_USAGE, AgentTestError, UsageError
@@ -146,15 +147,10 @@ def exit_code(fail_on: str, run_exit: int, regressions: int | None) -> int:
     """The step's exit code: usage errors and interrupts always fail; test failures per `fail-on`."""
     if run_exit not in (0, 1):
         return run_exit
-    if fail_on == "never":
-        return 0
-    if fail_on == "regression":
-        if regressions is None:
-            write_line(sys.stdout, workflow_command("warning", "agenttest: fail-on: regression needs a baseline; "
-                                                               "failing on any failure instead"))
-            return run_exit
-        return 1 if regressions else 0
-    return run_exit
+    if fail_on == "regression" and regressions is None:
+        write_line(sys.stdout, workflow_command("warning", "agenttest: fail-on: regression needs a baseline; "
+                                                           "failing on any failure instead"))
+    return analysis.exit_code(run_exit == 0, fail_on, regressions)
 
 
 def write_outputs(path: str | None, outputs: Mapping[str, Any]) -> None:
@@ -211,10 +207,7 @@ def _written_paths(config: RunConfig) -> list[Path]:
 
 def _regressions(report: Mapping[str, Any]) -> int | None:
     comparison = report.get("comparison")
-    if not isinstance(comparison, Mapping):
-        return None
-    regressions = comparison.get("regressions")
-    return len(regressions) if isinstance(regressions, list) else int(regressions or 0)
+    return len(comparison.get("regressions") or []) if isinstance(comparison, Mapping) else None
 
 
 def _convert(name: str, value: str, kind: str) -> Any:

@@ -55,6 +55,12 @@ def main() -> None:
 @click.option("--timeout", help="Per-case timeout, Go-style (300ms, 30s, 1m30s) [2m].")
 @click.option("--parallel", type=int, help="Concurrent cases [4].")
 @click.option("--run", "run", metavar="REGEX", help="Only cases whose id matches (unanchored), or tag:NAME.")
+@click.option("--runs", type=int, help="Run each case N times: stability, pass@k and pass^k [1].")
+@click.option("--min-pass-rate", type=float, metavar="P", help="With --runs: a case passes at P percent [100].")
+@click.option("--shard", metavar="K/N", help="Run only shard K of N (deterministic, balanced); see merge.")
+@click.option("--baseline", metavar="REPORT", help="Compare with an earlier report.json: regressions, fixes, new.")
+@click.option("--fail-on", type=click.Choice(["failure", "regression", "never"]),
+              help="Exit 1 on any failure, only on regressions against --baseline, or never [failure].")
 @click.option("--fail-fast", is_flag=True, default=None, help="Stop scheduling after the first non-passing case.")
 @click.option("--dry-run", is_flag=True, default=None, help="Print the cases as JSONL; call no agent.")
 @click.option("--retries", type=int, help="Retries of one agent call on connection errors, 429 and 5xx [2].")
@@ -65,10 +71,6 @@ def main() -> None:
 @click.option("--max-annotations", type=int, help="At most this many annotations; the last says how many more [10].")
 @click.option("--config", type=click.Path(dir_okay=False), help="agenttest.yaml (default: discovered).")
 # SPEC flags of features not built yet: accepted so that using one says so (options.NOT_BUILT_YET), not listed.
-@click.option("--runs", type=int, hidden=True)
-@click.option("--min-pass-rate", type=float, hidden=True)
-@click.option("--shard", hidden=True)
-@click.option("--baseline", hidden=True)
 @click.option("--record", hidden=True)
 @click.option("--replay", hidden=True)
 @click.option("--max-cost", type=float, hidden=True)
@@ -136,6 +138,22 @@ def schema() -> None:
     from .cases.schema import case_json_schema
 
     click.echo(json.dumps(case_json_schema(), indent=2))
+
+
+@main.command()
+@click.argument("reports", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("--output-dir", type=click.Path(file_okay=False), default="agenttest-results", show_default=True,
+              help="Where report.json, junit.xml, summary.md and ctrf.json of the whole run go.")
+@click.option("--baseline", metavar="REPORT", help="Compare the whole run with an earlier report.json.")
+@click.option("--fail-on", type=click.Choice(["failure", "regression", "never"]), default="failure",
+              show_default=True, help="When the merge exits 1: any failure, only regressions, or never.")
+def merge(reports: tuple[str, ...], output_dir: str, baseline: str | None, fail_on: str) -> None:
+    """Join the report.json files of a run's shards (--shard K/N) into one set of artifacts, with the counts of one
+    unsharded run. Exit 0 when every case passed, 1 when not, 2 when the reports cannot be merged."""
+    from .report.merge import merge_command
+
+    sys.exit(merge_command([Path(p) for p in reports], Path(output_dir), Path(baseline) if baseline else None,
+                           fail_on))
 
 
 main.add_command(action)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -15,9 +15,8 @@ from .validation import field_errors
 # Options of the product contract that this version does not carry out yet. Setting one is an error rather than
 # a silent no-op: a user who asks for `--runs 5` must not get one run and a green build.
 NOT_BUILT_YET: dict[str, str] = {
-    "runs": "stability analysis", "min_pass_rate": "stability analysis", "shard": "sharding",
-    "baseline": "baseline comparison", "record": "record/replay",
-    "replay": "record/replay", "max_cost": "the run budget", "max_tokens": "the run budget",
+    "record": "record/replay", "replay": "record/replay", "max_cost": "the run budget",
+    "max_tokens": "the run budget",
 }
 
 
@@ -59,6 +58,7 @@ class RunOptions(BaseModel):
     max_tokens: int | None = Field(None, ge=0)
     annotations: bool | None = None
     max_annotations: int = Field(10, ge=0)
+    fail_on: Literal["failure", "regression", "never"] = "failure"
 
     @field_validator("timeout")
     @classmethod
@@ -78,6 +78,13 @@ class RunOptions(BaseModel):
     def _simulator_id(cls, value: str | None) -> str | None:
         return value[len("agents:"):] if value and value.startswith("agents:") else value
 
+    @field_validator("shard")
+    @classmethod
+    def _shard(cls, value: str | None) -> str | None:
+        if value is not None:
+            shard_of(value)
+        return value
+
     @field_validator("run")
     @classmethod
     def _pattern(cls, value: str | None) -> str | None:
@@ -94,6 +101,17 @@ class RunOptions(BaseModel):
 
 
 OPTION_NAMES = tuple(RunOptions.model_fields)
+
+
+def shard_of(value: str) -> tuple[int, int]:
+    """`--shard K/N` as (K, N), 1 ≤ K ≤ N. Raises ValueError saying what is wrong."""
+    index, slash, total = value.partition("/")
+    if not slash or not index.strip().isdigit() or not total.strip().isdigit():
+        raise ValueError(f"expected K/N (e.g. 2/4), got {value!r}")
+    k, n = int(index), int(total)
+    if not 1 <= k <= n:
+        raise ValueError(f"shard {k} of {n} does not exist: K goes from 1 to N")
+    return k, n
 
 
 def run_filter_pattern(value: str) -> str:

@@ -35,6 +35,14 @@ class CaseResult:
     tags: list[str] = field(default_factory=list)
     ran: bool = True        # False: skipped because the run stopped first (interrupt, --fail-fast, BeforeAll)
     source: str | None = None   # the generator input that wrote the case (`agents:…`), for generated cases
+    runs: list[dict[str, Any]] | None = None        # with --runs: each run's status, duration and error
+    stability: dict[str, Any] | None = None         # with --runs: pass rate, class, flaky, durations
+    position: int | None = None                     # with --shard: the case's place in the whole suite
+
+    @property
+    def key(self) -> tuple[str, str]:
+        """The case's (file or generator, id), as `Case.key`."""
+        return (self.file or self.source or "", self.id)
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"id": self.id}
@@ -68,8 +76,13 @@ class CaseResult:
             out["helper_usage"] = helpers  # calls (cached ones counted apart) and tokens of each helper role
         if self.tags:
             out["tags"] = self.tags
+        if self.stability is not None:
+            out["stability"] = self.stability
+            out["runs"] = self.runs
         if not self.ran:
             out["ran"] = False
+        if self.position is not None:
+            out["position"] = self.position
         return out
 
 
@@ -87,10 +100,15 @@ class Summary:
 
     @classmethod
     def count(cls, results: list[CaseResult], duration_ms: int) -> Summary:
-        summary = cls(total=len(results), duration_ms=duration_ms)
-        for result in results:
-            field_name = {"error": "errors", "timeout": "timeouts"}.get(result.status, result.status)
-            setattr(summary, field_name, getattr(summary, field_name) + 1)
+        return cls.from_statuses([result.status for result in results], duration_ms)
+
+    @classmethod
+    def from_statuses(cls, statuses: list[str], duration_ms: int) -> Summary:
+        summary = cls(total=len(statuses), duration_ms=duration_ms)
+        for status in statuses:
+            field_name = {"error": "errors", "timeout": "timeouts"}.get(status, status)
+            if field_name in ("passed", "failed", "skipped", "errors", "timeouts"):
+                setattr(summary, field_name, getattr(summary, field_name) + 1)
         return summary
 
     @property

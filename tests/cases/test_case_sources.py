@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from case_files import Load, jsonl, write
 
-from agenttest.cases import Case, InvalidCase
+from agenttest.cases import Case
 from agenttest.errors import UsageError
 
 
@@ -147,9 +147,8 @@ def test_same_file_named_twice_is_loaded_once(repo: Path, load: Load) -> None:
     assert suite.files == ["tests/a.jsonl"]
 
 
-def test_direct_message_id_clashing_with_a_file_case_is_a_duplicate(repo: Path, load: Load) -> None:
+def test_a_direct_message_numbered_like_a_file_case_is_another_case(repo: Path, load: Load) -> None:
     write(repo / "a.jsonl", jsonl({"id": "T001", "input": "x"}))
     file_case, message = load("a.jsonl", "hello").entries
-    assert isinstance(file_case, Case)
-    assert isinstance(message, InvalidCase)
-    assert message.message == "invalid test case: duplicate id 'T001' (first defined at a.jsonl:1)"
+    assert isinstance(file_case, Case) and isinstance(message, Case)
+    assert (file_case.key, message.key) == (("a.jsonl", "T001"), ("", "T001"))

@@ -384,17 +384,18 @@ def test_assertion_base_dir_is_the_suite_directory(repo: Path, load: Load) -> No
 # -- duplicate ids -------------------------------------------------------------------------------------------------
 
 
-def test_duplicate_ids_make_the_later_ones_invalid(repo: Path, load: Load) -> None:
+def test_duplicate_ids_in_one_file_make_the_later_ones_invalid(repo: Path, load: Load) -> None:
     write(repo / "tests/x.jsonl", jsonl({"id": "T0", "input": "x"}, {"id": "T0b", "input": "x"},
                                         {"id": "T1", "input": "x"}, {"id": "T1", "input": "y"}))
-    write(repo / "tests/y.jsonl", jsonl({"id": "T1", "input": "z", "assert": {"type": "nope"}}))
-    _, _, t1, second, third = load("tests/x.jsonl", "tests/y.jsonl").entries
+    write(repo / "tests/y.jsonl", jsonl({"id": "T1", "input": "z"}, {"id": "T1", "input": "w"}))
+    _, _, t1, second, other_file, third = load("tests/x.jsonl", "tests/y.jsonl").entries
     assert isinstance(t1, Case) and t1.line == 3
     assert isinstance(second, InvalidCase) and isinstance(third, InvalidCase)
     assert (second.message, second.file, second.line, second.id, second.input) == (
         "invalid test case: duplicate id 'T1' (first defined at tests/x.jsonl:3)", "tests/x.jsonl", 4, "T1", "y")
+    assert isinstance(other_file, Case) and other_file.key == ("tests/y.jsonl", "T1")   # another file: another case
     assert (third.message, third.file, third.line) == (
-        "invalid test case: duplicate id 'T1' (first defined at tests/x.jsonl:3)", "tests/y.jsonl", 1)
+        "invalid test case: duplicate id 'T1' (first defined at tests/y.jsonl:1)", "tests/y.jsonl", 2)
 
 
 def test_an_invalid_first_definition_still_claims_its_id(load_text: Callable[..., Any]) -> None:

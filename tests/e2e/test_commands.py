@@ -44,5 +44,5 @@ def test_schema_describes_the_cases_the_loader_accepts(project: Project) -> None
 
 
 def test_unknown_commands_are_not_run_arguments(project: Project) -> None:
-    run = project.run("merge", "a.json")
-    assert run.code == 2 and "No such command 'merge'" in run.stderr
+    run = project.run("merj", "a.json")
+    assert run.code == 2 and "No such command 'merj'" in run.stderr

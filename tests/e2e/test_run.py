@@ -527,9 +527,8 @@ def test_a_hanging_after_hook_is_bounded(project: Project) -> None:
 
 
 @pytest.mark.parametrize(("flag", "value", "message"), [
-    ("--runs", "3", "--runs: stability analysis is not built yet"),
-    ("--shard", "1/2", "--shard: sharding is not built yet"),
     ("--replay", "cassettes", "--replay: record/replay is not built yet"),
+    ("--max-tokens", "1000", "--max-tokens: the run budget is not built yet"),
 ])
 def test_flags_of_features_not_built_yet_say_so(project: Project, flag: str, value: str, message: str) -> None:
     project.suite("suite.jsonl", {"id": "a", "input": "hi"})

@@ -12,7 +12,7 @@ def _skipped(entry: tuple[str, float, str], reason: str) -> CaseResult:
     return CaseResult(id=entry[0], status="skipped", error=reason)
 
 
-def _scheduler(entries, parallel=2, fail_fast=False, log=None):
+def _scheduler(entries, parallel=2, stop_after_failure=False, log=None):
     running = {"now": 0, "peak": 0}
 
     async def run_one(entry):
@@ -25,8 +25,13 @@ def _scheduler(entries, parallel=2, fail_fast=False, log=None):
         return CaseResult(id=entry[0], status=entry[2])
 
     finished: list[str] = [] if log is None else log
-    scheduler = Scheduler(entries, run_one, _skipped, parallel=parallel, fail_fast=fail_fast,
-                          on_finish=lambda r: finished.append(r.id))
+
+    def on_finish(result, entry):
+        finished.append(result.id)
+        if stop_after_failure and result.status == "failed":
+            scheduler.stop(f"not run: stopped after {result.id}")
+
+    scheduler = Scheduler(entries, run_one, _skipped, parallel=parallel, on_finish=on_finish)
     return scheduler, running, finished
 
 
@@ -39,13 +44,13 @@ def test_results_keep_input_order_and_concurrency_is_bounded() -> None:
     assert finished != ["c0", "c1", "c2", "c3", "c4"]  # completion order differs from input order
 
 
-def test_fail_fast_stops_scheduling_but_finishes_what_runs() -> None:
+def test_stop_from_on_finish_ends_scheduling_but_finishes_what_runs() -> None:
     entries = [("bad", 0.01, "failed"), ("slow", 0.1, "passed"), ("next1", 0.01, "passed"), ("next2", 0, "passed")]
-    scheduler, _, _ = _scheduler(entries, parallel=2, fail_fast=True)
+    scheduler, _, _ = _scheduler(entries, parallel=2, stop_after_failure=True)
     results = asyncio.run(scheduler.run())
     assert [(r.id, r.status) for r in results] == [
         ("bad", "failed"), ("slow", "passed"), ("next1", "skipped"), ("next2", "skipped")]
-    assert results[2].error == "not run: --fail-fast stopped the run after bad failed"
+    assert results[2].error == "not run: stopped after bad"
 
 
 def test_interrupt_cancels_in_flight_and_skips_the_rest() -> None:

@@ -81,32 +81,28 @@ def load_suite(inputs: list[str], *, cwd: Path, project_dir: Path | None = None,
 
 @dataclass
 class _SuiteBuilder:
-    """Turns entries into Cases or InvalidCases, in order, and refuses an id defined earlier in the run."""
+    """Turns entries into Cases or InvalidCases, in order, and refuses an id defined earlier in the same file. The
+    same id in two files is two cases (real Yao repositories number `T001…` in every agent's suite): a case is
+    known by (file, id)."""
 
     checks: Checks = field(default_factory=Checks)
     suite: Suite = field(default_factory=Suite)
-    first_defined: dict[str, str] = field(default_factory=dict)
+    first_defined: dict[tuple[str, str], str] = field(default_factory=dict)   # (file, id) → where
     messages: int = 0
 
     def add_message(self, text: str, cwd: Path) -> None:
         self.messages += 1
-        case_id = f"T{self.messages:03d}"
-        entry: Case | InvalidCase = Case(id=case_id, input=text, messages=[{"role": "user", "content": text}],
-                                         base_dir=cwd, raw={"id": case_id, "input": text})
-        if case_id in self.first_defined:
-            entry = InvalidCase(f"{INVALID}duplicate id {case_id!r} (first defined {self.first_defined[case_id]})",
-                                id=case_id, input=text)
-        else:
-            self.first_defined[case_id] = "by a direct message (-i)"
-        self.suite.entries.append(entry)
+        case_id = f"T{self.messages:03d}"      # direct messages have no file: T001, T002, … never collide
+        self.suite.entries.append(Case(id=case_id, input=text, messages=[{"role": "user", "content": text}],
+                                       base_dir=cwd, raw={"id": case_id, "input": text}))
 
     def add_entry(self, raw: RawEntry, file: str, base_dir: Path, repo_root: Path) -> None:
         case_id, raw_input = _known_id_and_input(raw.value)
         problem = raw.error
-        if problem is None and case_id is not None and case_id in self.first_defined:
-            problem = f"duplicate id {case_id!r} (first defined {self.first_defined[case_id]})"
+        if problem is None and case_id is not None and (file, case_id) in self.first_defined:
+            problem = f"duplicate id {case_id!r} (first defined {self.first_defined[(file, case_id)]})"
         elif case_id is not None:
-            self.first_defined.setdefault(case_id, f"at {file}:{raw.line}")
+            self.first_defined.setdefault((file, case_id), f"at {file}:{raw.line}")
         if problem is not None:
             self.suite.entries.append(InvalidCase(INVALID + problem, id=case_id, file=file, line=raw.line,
                                                   input=raw_input))

@@ -70,6 +70,11 @@ class Case:
     conversation: Conversation | None = None           # dynamic mode
     source: str | None = None           # the generator input that wrote this case (`agents:…`), if any
 
+    @property
+    def key(self) -> tuple[str, str]:
+        """What a case is known by across runs, shards and baselines: its suite file (or generator) and its id."""
+        return (self.file or self.source or "", self.id)
+
     def helper_agents(self) -> list[str]:
         """The helper agents this case asks: its judges and its simulator (not `scripted`)."""
         specs = list(self.assertions)

@@ -4,6 +4,7 @@ and the helper agents those cases need."""
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import re
 import time
 from pathlib import Path
@@ -142,3 +143,40 @@ def select(entries: list[Entry], run_filter: str | None) -> list[Entry]:
 def helper_agents(entries: list[Entry]) -> list[str]:
     """Every helper agent the cases ask (judges, simulators), each once, in order of first use."""
     return list(dict.fromkeys(agent for e in entries if isinstance(e, Case) for agent in e.helper_agents()))
+
+
+def entry_key(entry: Entry) -> tuple[str, str]:
+    """A case's (file or generator, id); an entry without an id is known by its line."""
+    if isinstance(entry, Case):
+        return entry.key
+    return (entry.file or entry.source or "", entry.id or f"line {entry.line}")
+
+
+def shard(entries: list[Entry], index: int, total: int) -> list[int]:
+    """The positions (in plan order) of shard `index` of `total` (1-based). Each case goes to the shard its key's
+    hash prefers, or the next one with room, so shards differ by at most one case, and adding a case elsewhere in
+    the suite moves few others (consistent hashing with bounded loads)."""
+    base, extra = divmod(len(entries), total)     # `extra` shards get one case more than the others
+    load = [0] * total
+    placed: dict[int, int] = {}
+    ordered = sorted(range(len(entries)), key=lambda i: (_digest(entry_key(entries[i])), i))
+    for position in ordered:
+        preferred = _digest(entry_key(entries[position])) % total
+        for step in range(total):
+            candidate = (preferred + step) % total
+            if load[candidate] < base or (load[candidate] == base and extra):
+                extra -= load[candidate] == base
+                load[candidate] += 1
+                placed[position] = candidate
+                break
+    return [position for position in range(len(entries)) if placed[position] == index - 1]
+
+
+def suite_digest(entries: list[Entry]) -> str:
+    """A digest of which cases a run selected (before sharding): shards of one run share it."""
+    keys = sorted("\x1f".join(entry_key(entry)) for entry in entries)
+    return hashlib.sha256("\x1e".join(keys).encode("utf-8")).hexdigest()[:16]
+
+
+def _digest(key: tuple[str, str]) -> int:
+    return int.from_bytes(hashlib.sha256("\x1f".join(key).encode("utf-8")).digest()[:8], "big")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import signal
 import sys
@@ -16,14 +17,16 @@ from typing import Any
 from .. import __version__
 from ..agents.cache import HelperCache
 from ..agents.pool import AgentPool
+from ..analysis import exit_code
 from ..cases import load_suite
 from ..cases.loader import Checks
 from ..cases.model import Case, InvalidCase, Suite
 from ..config import RunConfig
 from ..durations import format_duration
-from ..errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, HookError, UsageError
+from ..errors import EXIT_INTERRUPTED, EXIT_USAGE, HookError, UsageError
 from ..files import json_line, write_text
 from ..hints import did_you_mean
+from ..options import shard_of
 from ..report import Reporter, RunInfo, build_reporters
 from ..report.base import Report, now
 from ..report.ci import artifact_paths
@@ -33,7 +36,8 @@ from .case_runner import AFTER_HOOK_GRACE, RunServices, base_result, case_dict, 
 from .context import RunContext
 from .dynamic import DynamicRunner
 from .hooks import Hooks
-from .plan import checks_for, generate, helper_agents, prepare_generators, select
+from .plan import checks_for, generate, helper_agents, prepare_generators, select, shard, suite_digest
+from .repeats import Repeats, Unit
 from .schedule import Scheduler
 from .standard import StandardRunner
 
@@ -76,23 +80,11 @@ async def _run_suite(config: RunConfig, suite: Suite, pool: AgentPool, checks: C
     options = config.options
     context = RunContext.load(config.ctx_file, options.user, options.team)
     cache = None if options.no_cache else HelperCache(config.cwd / options.cache)
-    generation = Usage()
-    entries: list[Entry] = suite.entries
-    if suite.generators:    # generators write cases for the target: it must exist before they are asked
-        pool.target(config.agent_id)
-        prepare_generators(suite, pool, config.cwd)
-        with _cancelled_by_signals():
-            entries = await generate(suite, pool, config.agent_id or "", cwd=config.cwd, checks=checks,
-                                     timeout=config.timeout, usage=generation, cache=cache,
-                                     context=context.request_context(None))
-    entries = select(entries, options.run)
-    if not entries:
-        if options.run:
-            raise UsageError(f"no test cases match --run {options.run!r}")
-        raise UsageError(f"no test cases found in {', '.join(config.inputs)}")
+    plan = await _plan(config, suite, pool, checks, context, cache)
     if options.dry_run:
-        return RunOutcome(None, dry_run(entries, config))
-
+        return RunOutcome(None, dry_run(plan.entries, config))
+    baseline = load_baseline(config.cwd / options.baseline) if options.baseline else None
+    entries = plan.entries
     target = pool.target(config.agent_id)
     for agent_id in helper_agents(entries):
         pool.helper(agent_id)
@@ -110,10 +102,24 @@ async def _run_suite(config: RunConfig, suite: Suite, pool: AgentPool, checks: C
     started = time.monotonic()
     cases = [e for e in entries if isinstance(e, Case)]
     global_dir = cases[0].base_dir if cases else config.cwd
-    scheduler = Scheduler(entries, run_one=lambda e: run_entry(e, runners), skipped=skipped_result,
-                          parallel=options.parallel, fail_fast=options.fail_fast,
-                          on_start=lambda e: _emit(reporters, "case_started", e),
-                          on_finish=lambda r: _emit(reporters, "case_finished", r))
+    repeats = Repeats(entries, options.runs, options.min_pass_rate)
+
+    def unit_started(unit: Unit) -> None:
+        if repeats.first_start(unit):
+            _emit(reporters, "case_started", unit.entry)
+
+    def unit_finished(result: CaseResult, unit: Unit) -> None:
+        verdict = repeats.finished(unit, result)
+        if verdict is None:
+            return
+        _emit(reporters, "case_finished", verdict)
+        if options.fail_fast and verdict.status not in ("passed", "skipped"):
+            scheduler.stop(f"not run: --fail-fast stopped the run after {verdict.id} {verdict.status}")
+
+    scheduler: Scheduler[Unit] = Scheduler(
+        repeats.units, run_one=lambda unit: run_unit(unit, runners),
+        skipped=lambda unit, reason: skipped_result(unit.entry, reason), parallel=options.parallel,
+        on_start=unit_started, on_finish=unit_finished)
     _emit(reporters, "run_started", info)
 
     errors: list[str] = []
@@ -130,7 +136,10 @@ async def _run_suite(config: RunConfig, suite: Suite, pool: AgentPool, checks: C
                 scheduler.stop("not run: BeforeAll failed")
             except asyncio.CancelledError:
                 scheduler.stop("interrupted")
-        results = await scheduler.run()
+        await scheduler.run()
+        results = repeats.results(lambda entry: skipped_result(entry, "not run"))
+        for result, position in zip(results, plan.positions or [], strict=False):
+            result.position = position      # merge puts the shards' results back in the suite's order
         if options.after:
             after_all = hooks.call(options.after, global_dir, context.hook_context(),
                                    [result_dict(r) for r in results], before_all_data)
@@ -145,22 +154,79 @@ async def _run_suite(config: RunConfig, suite: Suite, pool: AgentPool, checks: C
                 errors.append("AfterAll: interrupted")
 
     summary = Summary.count(results, round((time.monotonic() - started) * 1000))
-    usage = Usage.total([generation, *(result.usage for result in results)])
+    usage = Usage.total([plan.generation, *(result.usage for result in results)])
     report = Report(info=info, results=results, summary=summary, completed_at=now(), usage=usage,
-                    interrupted=scheduler.interrupted, error="; ".join(errors) or None, version=__version__)
+                    interrupted=scheduler.interrupted, error="; ".join(errors) or None, version=__version__,
+                    runs=options.runs, shard=options.shard, suite=plan.suite_facts(),
+                    baseline=baseline, baseline_path=options.baseline)
     _emit(reporters, "run_finished", report)
     if scheduler.interrupted:
         return RunOutcome(report, EXIT_INTERRUPTED)
     if before_all_failed:
         return RunOutcome(report, EXIT_USAGE)
-    return RunOutcome(report, EXIT_OK if summary.ok and not errors else EXIT_FAILED)
+    regressions = report.data.get("comparison", {}).get("counts", {}).get("regressions")
+    return RunOutcome(report, exit_code(summary.ok and not errors, options.fail_on, regressions))
 
 
-async def run_entry(entry: Entry, runners: tuple[StandardRunner, DynamicRunner]) -> CaseResult:
+@dataclass
+class _Plan:
+    """What the run will do: its entries (generated, selected, sharded), how many were selected before
+    sharding and their digest (shards of one run share it), and what the generators cost."""
+
+    entries: list[Entry]
+    selected: int
+    digest: str
+    generation: Usage
+    positions: list[int] | None = None    # with --shard: each entry's place in the unsharded plan
+
+    def suite_facts(self) -> dict[str, Any]:
+        return {"cases": self.selected, "digest": self.digest}
+
+
+async def _plan(config: RunConfig, suite: Suite, pool: AgentPool, checks: Checks, context: RunContext,
+                cache: HelperCache | None) -> _Plan:
+    options = config.options
+    generation = Usage()
+    entries: list[Entry] = suite.entries
+    if suite.generators:    # generators write cases for the target: it must exist before they are asked
+        pool.target(config.agent_id)
+        prepare_generators(suite, pool, config.cwd)
+        with _cancelled_by_signals():
+            entries = await generate(suite, pool, config.agent_id or "", cwd=config.cwd, checks=checks,
+                                     timeout=config.timeout, usage=generation, cache=cache,
+                                     context=context.request_context(None))
+    entries = select(entries, options.run)
+    if not entries:
+        if options.run:
+            raise UsageError(f"no test cases match --run {options.run!r}")
+        raise UsageError(f"no test cases found in {', '.join(config.inputs)}")
+    selected, digest = len(entries), suite_digest(entries)
+    positions = None
+    if options.shard:       # an empty shard (fewer cases than shards) is a run of nothing, not a mistake
+        positions = shard(entries, *shard_of(options.shard))
+        entries = [entries[position] for position in positions]
+    return _Plan(entries=entries, selected=selected, digest=digest, generation=generation, positions=positions)
+
+
+async def run_unit(unit: Unit, runners: tuple[StandardRunner, DynamicRunner]) -> CaseResult:
+    entry = unit.entry
     if isinstance(entry, InvalidCase):
         return invalid_result(entry)
     standard, dynamic = runners
-    return await (dynamic if entry.conversation is not None else standard).run(entry)
+    return await (dynamic if entry.conversation is not None else standard).run(entry, unit.run)
+
+
+def load_baseline(path: Path) -> dict[str, Any]:
+    """An earlier report.json to compare with. UsageError naming the file when it cannot be one."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise UsageError(f"--baseline {path}: no such file") from None
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise UsageError(f"--baseline {path}: not a report.json ({exc})") from None
+    if not isinstance(data, dict) or not isinstance(data.get("results"), list):
+        raise UsageError(f"--baseline {path}: not a report.json (no 'results' list)")
+    return data
 
 
 def dry_run(entries: list[Entry], config: RunConfig) -> int:

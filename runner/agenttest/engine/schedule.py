@@ -1,4 +1,5 @@
-"""Run entries with bounded concurrency; results keep input order; --fail-fast and interrupts stop scheduling."""
+"""Run entries with bounded concurrency; results keep input order; `stop` (fail-fast, a spent budget) and
+interrupts end scheduling."""
 
 from __future__ import annotations
 
@@ -12,21 +13,20 @@ Entry = TypeVar("Entry")
 
 
 class Scheduler(Generic[Entry]):
-    """N workers pull entries in input order. After `stop()` (fail-fast) or `interrupt()` (a signal) nothing new
-    starts; an interrupt also cancels what is in flight. Entries that never finished get a `skipped` result
-    saying why, so the counts always add up to the number of selected cases."""
+    """N workers pull entries in input order. After `stop(reason)` (fail-fast, a spent budget: called from
+    `on_finish`) or `interrupt()` (a signal) nothing new starts; an interrupt also cancels what is in flight.
+    Entries that never finished get a `skipped` result saying why, so the counts always add up."""
 
     def __init__(self, entries: list[Entry], run_one: Callable[[Entry], Awaitable[CaseResult]],
-                 skipped: Callable[[Entry, str], CaseResult], parallel: int = 4, fail_fast: bool = False,
+                 skipped: Callable[[Entry, str], CaseResult], parallel: int = 4,
                  on_start: Callable[[Entry], None] | None = None,
-                 on_finish: Callable[[CaseResult], None] | None = None) -> None:
+                 on_finish: Callable[[CaseResult, Entry], None] | None = None) -> None:
         self._entries = entries
         self._run_one = run_one
         self._skipped = skipped
         self._parallel = max(1, parallel)
-        self._fail_fast = fail_fast
         self._on_start = on_start or (lambda entry: None)
-        self._on_finish = on_finish or (lambda result: None)
+        self._on_finish = on_finish or (lambda result, entry: None)
         self._next = 0
         self._stop_reason: str | None = None
         self._workers: list[asyncio.Task[None]] = []
@@ -57,7 +57,7 @@ class Scheduler(Generic[Entry]):
         for index, result in enumerate(results):
             if result is None:   # never started: reported like any other result, so every count adds up
                 results[index] = self._skipped(self._entries[index], reason)
-                self._on_finish(results[index])  # type: ignore[arg-type]
+                self._on_finish(results[index], self._entries[index])  # type: ignore[arg-type]
         return results  # type: ignore[return-value]
 
     async def _work(self, results: list[CaseResult | None]) -> None:
@@ -71,9 +71,7 @@ class Scheduler(Generic[Entry]):
             except asyncio.CancelledError as exc:   # what the case had done, if it says
                 partial = getattr(exc, "result", None)
                 results[index] = partial if isinstance(partial, CaseResult) else self._skipped(entry, "interrupted")
-                self._on_finish(results[index])  # type: ignore[arg-type]
+                self._on_finish(results[index], entry)  # type: ignore[arg-type]
                 return
             results[index] = result
-            self._on_finish(result)
-            if self._fail_fast and result.status not in ("passed", "skipped"):
-                self.stop(f"not run: --fail-fast stopped the run after {result.id} {result.status}")
+            self._on_finish(result, entry)

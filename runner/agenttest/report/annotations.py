@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any, TextIO
 
 from ..actions_log import print_commands
+from ..analysis import case_key
 from .base import Report, Reporter
 from .escape import workflow_command
 from .github import SourceLinks
@@ -36,7 +37,9 @@ class AnnotationsReporter(Reporter):
 def annotation_lines(report: Mapping[str, Any], links: SourceLinks, max_annotations: int = 10) -> list[str]:
     """The annotation lines of a report.json dict: at most `max_annotations`, the closing line included."""
     results = list(report.get("results") or [])
-    failing = [r for r in results if is_failing(r)]
+    regressions = _regression_keys(report)
+    # Regressions against the baseline first: with a baseline, they are what the change broke.
+    failing = sorted((r for r in results if is_failing(r)), key=lambda r: case_key(r) not in regressions)
     if not failing and not report.get("interrupted") and not report.get("error"):
         return []
     slots = max(max_annotations - 1, 0)          # one is kept for the closing line
@@ -45,12 +48,12 @@ def annotation_lines(report: Mapping[str, Any], links: SourceLinks, max_annotati
     lines = []
     for index, result in enumerate(annotated):
         more = hidden if index == len(annotated) - 1 else 0
-        lines.append(case_annotation(result, links, more))
+        lines.append(case_annotation(result, links, more, regression=case_key(result) in regressions))
     lines.append(workflow_command("error", closing_message(report, len(results), hidden)))
     return lines
 
 
-def case_annotation(result: Mapping[str, Any], links: SourceLinks, more: int = 0) -> str:
+def case_annotation(result: Mapping[str, Any], links: SourceLinks, more: int = 0, regression: bool = False) -> str:
     """`::error file=…,line=…,title=…::reason` with the failed verdicts on the following (escaped) lines."""
     details = [line for line in verdict_lines(dict(result), limit=300) if line.startswith("✗")]
     message = "\n".join([first_reason(dict(result)), *details])
@@ -59,8 +62,15 @@ def case_annotation(result: Mapping[str, Any], links: SourceLinks, more: int = 0
     if more:
         message += f"\n(and {more} more failing cases not annotated: see the job summary or junit.xml)"
     path = links.relative(result.get("file"))
+    status = f"{result.get('status')}, a regression" if regression else result.get("status")
     return workflow_command("error", message, file=path, line=result.get("line") if path else None,
-                            title=f"agenttest: {case_title(dict(result))} ({result.get('status')})")
+                            title=f"agenttest: {case_title(dict(result))} ({status})")
+
+
+def _regression_keys(report: Mapping[str, Any]) -> set[tuple[str, str]]:
+    comparison = report.get("comparison")
+    items = comparison.get("regressions") if isinstance(comparison, Mapping) else None
+    return {case_key(item) for item in items or [] if isinstance(item, Mapping)}
 
 
 def closing_message(report: Mapping[str, Any], total: int, hidden: int) -> str:

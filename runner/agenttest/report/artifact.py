@@ -9,7 +9,7 @@ from typing import TextIO
 
 from ..actions_log import write_line
 from ..files import write_text
-from .base import Report, Reporter
+from .base import Reporter, ReportLike
 
 
 class FileReporter(Reporter):
@@ -19,11 +19,11 @@ class FileReporter(Reporter):
     def __init__(self, errors: TextIO | None = None) -> None:
         self._errors = errors or sys.stderr
 
-    def files(self, report: Report) -> Iterable[tuple[Path, str]]:
+    def files(self, report: ReportLike) -> Iterable[tuple[Path, str]]:
         """Each file to write, as (path, text)."""
         return ()
 
-    def run_finished(self, report: Report) -> None:
+    def run_finished(self, report: ReportLike) -> None:
         for path, text in self.files(report):
             self.write(path, text)
 

@@ -8,8 +8,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
-from typing import Any
+from typing import Any, Protocol
 
+from ..analysis import compare, stability_summary
 from ..cases.model import Case
 from ..results import CaseResult, Summary
 from ..usage import Usage
@@ -42,6 +43,11 @@ class Report:
     error: str | None = None
     version: str = ""
     usage: Usage = field(default_factory=Usage)     # calls and tokens by role, generators included
+    runs: int = 1                                   # --runs: runs per case
+    shard: str | None = None                        # --shard K/N
+    suite: dict[str, Any] | None = None             # what was selected before sharding: count and digest
+    baseline: dict[str, Any] | None = None          # --baseline: the earlier report.json
+    baseline_path: str | None = None
 
     @cached_property
     def data(self) -> dict[str, Any]:
@@ -63,7 +69,10 @@ class Report:
         if self.info.agent_path:
             summary["agent_path"] = self.info.agent_path
         summary["connector"] = self.info.connector
-        summary["runs_per_case"] = 1
+        summary["runs_per_case"] = self.runs
+        rows = [r.stability for r in self.results if r.stability is not None]
+        if self.runs > 1:
+            summary.update(stability_summary(rows, self.runs))
         summary["pass_rate"] = round(self.summary.pass_rate, 2)
         if self.usage.roles:
             summary["usage"] = self.usage.to_dict()
@@ -81,11 +90,33 @@ class Report:
             },
             "interrupted": self.interrupted,
         }
+        if self.suite is not None:
+            out["metadata"]["suite"] = self.suite
+        if self.shard:
+            out["metadata"]["shard"] = self.shard
+        if self.runs > 1:
+            out["stability_results"] = rows
+        if self.baseline is not None:   # a shard sees only its cases: which were removed, `merge` says
+            out["comparison"] = compare(out, self.baseline, path=self.baseline_path or "", partial=bool(self.shard))
         if self.error:
             out["error"] = self.error
         if self.info.warnings:
             out["warnings"] = self.info.warnings
         return out
+
+
+class ReportLike(Protocol):
+    """What the file reporters read: the report.json dict (a finished run's, or shards' merged by `merge`)."""
+
+    @property
+    def data(self) -> dict[str, Any]: ...
+
+
+@dataclass
+class MergedReport:
+    """A report.json dict that did not come from a run of this process (`agenttest merge`)."""
+
+    data: dict[str, Any]
 
 
 class Reporter:

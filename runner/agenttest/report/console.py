@@ -16,6 +16,7 @@ from ..usage import usage_line
 from . import escape
 from .base import Report, Reporter, RunInfo
 from .escape import to_text as to_display
+from .verdicts import comparison_line, stability_line
 
 WIDTH = 63
 PROGRESS_EVERY = 10.0   # seconds between `[Progress: …]` lines when not on a TTY
@@ -91,6 +92,12 @@ class ConsoleReporter(Reporter):
         else:
             self._line("  Pass Rate: n/a (no case ran)")
         self._line(f"  Duration:  {format_elapsed(s.duration_ms / 1000)}")
+        summary = report.data["summary"]
+        if summary.get("runs_per_case", 1) > 1:
+            self._line(f"  Stability: {stability_line(summary)}")
+        comparison = report.data.get("comparison")
+        if comparison:
+            self._line(f"  Baseline:  {comparison_line(comparison)}")
         tokens = usage_line(report.usage.to_dict())
         if tokens:
             self._line(f"  Tokens:    {tokens}")
@@ -115,11 +122,12 @@ class ConsoleReporter(Reporter):
         dynamic = (result.metadata or {}).get("mode") == "dynamic"
         title = one_line(result.name, 60) if dynamic and result.name else one_line(summarize_input(result.input), 50)
         head = f"► [{one_line(result.id, 80)}] {title}".rstrip()
+        repeated = _runs_note(result.stability)
         if dynamic:
             lines = [head, *self._conversation_lines(result.metadata or {}), f"  {status}"
-                     + _checkpoint_tally(result.metadata or {})]
+                     + _checkpoint_tally(result.metadata or {}) + repeated]
         else:
-            lines = [f"{head} {status}"]
+            lines = [f"{head} {status}{repeated}"]
         if result.error and result.status != "skipped":
             where = f" ({result.file}:{result.line})" if result.error_kind == "invalid" and result.file else ""
             lines.append(f"  └─ {one_line(result.error, 300)}{where}")
@@ -202,6 +210,15 @@ class ConsoleReporter(Reporter):
 
     def _style(self, text: str, colour: str, bold: bool = False) -> str:
         return click.style(text, fg=colour, bold=bold) if self._color else text
+
+
+def _runs_note(stability: dict[str, Any] | None) -> str:
+    """` - 2/3 runs passed (67%), unstable, flaky` for a case run several times."""
+    if not stability:
+        return ""
+    note = (f" - {stability['passed']}/{stability['runs']} runs passed ({stability['pass_rate']:.0f}%), "
+            f"{stability['stability_class'].replace('_', ' ')}")
+    return note + (", flaky" if stability.get("flaky") else "")
 
 
 def _checkpoint_tally(metadata: dict[str, Any]) -> str:

@@ -14,7 +14,7 @@ from typing import Any, TextIO
 
 from ..files import json_text
 from .artifact import FileReporter
-from .base import Report
+from .base import ReportLike
 from .escape import preview, xml_text
 from .github import SourceLinks
 from .verdicts import case_title, failure_body, failure_type, first_reason, is_failing
@@ -31,7 +31,7 @@ class CtrfWriter(FileReporter):
         self.path = path
         self.links = links
 
-    def files(self, report: Report) -> Iterable[tuple[Path, str]]:
+    def files(self, report: ReportLike) -> Iterable[tuple[Path, str]]:
         return [(self.path, json_text(render_ctrf(report.data, self.links)))]
 
 
@@ -91,6 +91,11 @@ def _test(result: Mapping[str, Any], links: SourceLinks) -> dict[str, Any]:
         test["message"] = xml_text(preview(result["error"], 500))
     if result.get("tags"):
         test["tags"] = [xml_text(tag) for tag in result["tags"]]
+    stability = result.get("stability")
+    if isinstance(stability, Mapping):      # --runs: CTRF's flaky flag, and the runs behind it
+        test["flaky"] = bool(stability.get("flaky"))
+        test.setdefault("extra", {}).update(runs=stability.get("runs"), passed_runs=stability.get("passed"),
+                                            pass_rate=stability.get("pass_rate"))
     return test
 
 

@@ -28,7 +28,10 @@ class EventsWriter(Reporter):
                     "total_cases": info.total})
 
     def case_finished(self, result: CaseResult) -> None:
-        self._emit({"type": "result", "timestamp": now(), **result.to_dict()})
+        stamp = now()
+        self._emit({"type": "result", "timestamp": stamp, **result.to_dict()})
+        if result.stability is not None:
+            self._emit({"type": "stability", "timestamp": stamp, **result.stability})
 
     def run_finished(self, report: Report) -> None:
         summary = report.data["summary"]

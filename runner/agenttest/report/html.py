@@ -16,9 +16,11 @@ from .verdicts import (
     case_title,
     checkpoint_cells,
     checkpoint_rows,
+    comparison_line,
     first_reason,
     is_dynamic,
     is_failing,
+    stability_line,
     tool_call_lines,
     transcript,
 )
@@ -81,7 +83,9 @@ def _page(report: Mapping[str, Any]) -> Iterator[str]:
         yield f'<p class="error"><strong>Run error:</strong> {html_text(report["error"])}</p>'
     if report.get("interrupted"):
         yield '<p class="timeout"><strong>Interrupted:</strong> the results are partial.</p>'
+    yield from _comparison(report)
     yield from _counts(summary)
+    yield from _stability(report)
     yield from _table(results)
     numbered = list(enumerate(results))
     if failing:
@@ -108,6 +112,37 @@ def _counts(summary: Mapping[str, Any]) -> Iterator[str]:
     cells = "".join(f'<td class="n">{html_text(summary.get(key, 0))}</td>' for _, key in columns)
     yield (f"<tr>{cells}<td class=\"n\">{'' if rate is None else f'{float(rate):.1f}%'}</td>"
            f"<td class=\"n\">{format_elapsed((summary.get('duration_ms') or 0) / 1000)}</td></tr>")
+    yield "</table>"
+
+
+def _stability(report: Mapping[str, Any]) -> Iterator[str]:
+    rows = [row for row in report.get("stability_results") or [] if isinstance(row, Mapping)]
+    if not rows:
+        return
+    yield "<h2>Stability</h2>"
+    yield f'<p class="meta">{html_text(stability_line(dict(report.get("summary") or {})))}</p>'
+    yield ('<table><tr><th>Case</th><th class="n">Runs</th><th class="n">Passed</th><th class="n">Pass rate</th>'
+           "<th>Class</th><th>Flaky</th><th>Counted as</th></tr>")
+    for row in sorted(rows, key=lambda row: (not row.get("flaky"), row.get("counted_as") == "passed")):
+        yield (f"<tr><td>{html_text(row.get('id'))}</td><td class=\"n\">{html_text(row.get('runs'))}</td>"
+               f"<td class=\"n\">{html_text(row.get('passed'))}</td>"
+               f"<td class=\"n\">{html_text(row.get('pass_rate'))}%</td><td>{html_text(row.get('stability_class'))}"
+               f"</td><td>{'yes' if row.get('flaky') else ''}</td><td>{html_text(row.get('counted_as'))}</td></tr>")
+    yield "</table>"
+
+
+def _comparison(report: Mapping[str, Any]) -> Iterator[str]:
+    comparison = report.get("comparison")
+    if not isinstance(comparison, Mapping):
+        return
+    yield "<h2>Compared with the baseline</h2>"
+    yield f'<p class="meta">{html_text(comparison_line(dict(comparison)))}</p>'
+    yield "<table><tr><th>Change</th><th class=\"n\">Count</th><th>Cases</th></tr>"
+    for key, label in (("regressions", "🔻 Regressions"), ("fixes", "🔺 Fixes"), ("still_failing", "❌ Still failing"),
+                       ("new", "🆕 New"), ("removed", "➖ Removed")):
+        items = [item for item in comparison.get(key) or [] if isinstance(item, Mapping)]
+        cases = ", ".join(f"<code>{html_text(item.get('id'))}</code>" for item in items[:50])
+        yield f"<tr><td>{label}</td><td class=\"n\">{len(items)}</td><td>{cases}</td></tr>"
     yield "</table>"
 
 

@@ -8,7 +8,7 @@ from typing import TextIO
 
 from ..files import json_text
 from .artifact import FileReporter
-from .base import Report
+from .base import ReportLike
 
 
 class JsonReportWriter(FileReporter):
@@ -19,7 +19,7 @@ class JsonReportWriter(FileReporter):
         self.path = path
         self.output = output
 
-    def files(self, report: Report) -> Iterable[tuple[Path, str]]:
+    def files(self, report: ReportLike) -> Iterable[tuple[Path, str]]:
         data = report.data
         targets = [(self.path, json_text(data))]
         if self.output is not None:

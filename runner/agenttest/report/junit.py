@@ -7,6 +7,8 @@ annotation reporters read (`shared/data/junit-10-with-location.xsd`), the profil
       <properties> agenttest.version, agent, connector, runs, pass_rate </properties>
       <testcase classname=PATH.WITH.DOTS name="ID: name" time file=PATH line=1-BASED>
         <failure message=FIRST-REASON type=ASSERTION-TYPE>verdicts, input, output</failure>  (failed)
+        <rerunFailure|rerunError message type><stackTrace/></…>  (--runs: the other failing runs of a failure)
+        <flakyFailure|flakyError message type><stackTrace/></…>  (--runs: failing runs of a case that passed)
         <error message type=ERROR-KIND>…</error>                                           (error, timeout)
         <skipped message=REASON/>                                                          (skipped)
         <system-out>transcript</system-out>                                                (multi-turn cases)
@@ -24,7 +26,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any, TextIO
 
 from .artifact import FileReporter
-from .base import Report
+from .base import ReportLike
 from .escape import one_line, truncate, xml_text
 from .github import SourceLinks
 from .verdicts import case_title, failure_body, failure_type, first_reason, transcript
@@ -41,7 +43,7 @@ class JUnitWriter(FileReporter):
         self.path = path
         self.links = links
 
-    def files(self, report: Report) -> Iterable[tuple[Path, str]]:
+    def files(self, report: ReportLike) -> Iterable[tuple[Path, str]]:
         return [(self.path, render_junit(report.data, self.links))]
 
 
@@ -108,16 +110,40 @@ def _testcase(result: dict[str, Any], classname: str, seen: set[str], links: Sou
     case = _element("testcase", classname=classname, name=name, time=_seconds(result.get("duration_ms")),
                     file=links.display(result.get("file")) or None, line=result.get("line"))
     status = result.get("status")
+    reruns = _other_failed_runs(result)
     if status == "failed":
         _append_text(case, "failure", failure_body(result), message=first_reason(result), type=failure_type(result))
+        _append_runs(case, reruns, "rerunFailure", "rerunError")
     elif status in ("error", "timeout"):
         _append_text(case, "error", failure_body(result), message=first_reason(result), type=failure_type(result))
+        _append_runs(case, reruns, "rerunFailure", "rerunError")
     elif status == "skipped":
         case.append(_element("skipped", message=one_line(result.get("error") or "skipped", 500)))
+    else:   # passed over its runs, with some failing: Surefire's flaky test
+        _append_runs(case, reruns, "flakyFailure", "flakyError")
     conversation = transcript(result)
     if conversation:
         _append_text(case, "system-out", conversation)
     return case
+
+
+def _other_failed_runs(result: dict[str, Any]) -> list[dict[str, Any]]:
+    """With --runs: the runs that did not pass, but the one the result shows (for a case that failed)."""
+    runs = [run for run in result.get("runs") or [] if isinstance(run, dict) and run.get("ran", True)
+            and run.get("status") not in ("passed", "skipped")]
+    return runs[1:] if result.get("status") != "passed" else runs
+
+
+def _append_runs(case: ET.Element, runs: list[dict[str, Any]], failure_tag: str, error_tag: str) -> None:
+    """One Surefire rerun/flaky element per run: `type` is the run's status, the message and stack trace its
+    error. Failures first, then errors, as Surefire orders them."""
+    ordered = sorted(runs, key=lambda run: run.get("status") != "failed")
+    for run in ordered:
+        tag = failure_tag if run.get("status") == "failed" else error_tag
+        message = f"run {run.get('run')}: {run.get('error') or run.get('status')}"
+        element = _element(tag, message=one_line(message, 500), type=run.get("error_kind") or run.get("status"))
+        ET.SubElement(element, "stackTrace").text = xml_text(truncate(message, BODY_CHARS))
+        case.append(element)
 
 
 def _append_text(parent: ET.Element, tag: str, text: str, **attributes: Any) -> None:

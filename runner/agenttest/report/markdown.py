@@ -24,11 +24,13 @@ from .verdicts import (
     case_title,
     checkpoint_cells,
     checkpoint_rows,
+    comparison_line,
     first_reason,
     is_dynamic,
     is_failing,
     missing_checkpoints,
     never_ran,
+    stability_line,
     tool_call_lines,
     transcript,
 )
@@ -59,8 +61,8 @@ def render_markdown(report: Mapping[str, Any], *, links: SourceLinks | None = No
                     max_bytes: int | None = None) -> str:
     """The Markdown report of a report.json dict; with `max_bytes`, never longer than that in UTF-8 bytes."""
     links = links or SourceLinks.from_environment()
-    head = _lines(_header(report, links), _counts(report.get("summary") or {}), _stability(report),
-                  _comparison(report))
+    head = _lines(_header(report, links), _comparison(report), _counts(report.get("summary") or {}),
+                  _stability(report))
     results = list(report.get("results") or [])
     failing = [r for r in results if is_failing(r)]
     rows = [_failure_row(result, links) for result in failing]
@@ -213,29 +215,25 @@ def _counts(summary: Mapping[str, Any]) -> Iterator[str]:
 
 
 def _stability(report: Mapping[str, Any]) -> Iterator[str]:
-    rows = report.get("stability_results")
+    rows = [row for row in report.get("stability_results") or [] if isinstance(row, Mapping)]
     if not rows:
         return
     summary = report.get("summary") or {}
     yield "### Stability"
     yield ""
-    facts = [f"{md_text(label)} {md_text(summary[key])}" for key, label in
-             (("runs_per_case", "runs per case:"), ("overall_pass_rate", "overall pass rate:"),
-              ("stable_cases", "stable:"), ("unstable_cases", "unstable:")) if summary.get(key) is not None]
-    for key in ("pass_at_k", "pass_hat_k"):
-        if isinstance(summary.get(key), Mapping):
-            label = "pass@k" if key == "pass_at_k" else "pass^k"
-            facts.append(f"{label}: " + ", ".join(f"{md_text(k)}={md_text(v)}" for k, v in summary[key].items()))
-    if facts:
-        yield " · ".join(facts)
-        yield ""
-    yield "| Case | Runs | Passed | Pass rate | Class | Flaky |"
-    yield "|---|---:|---:|---:|---|---|"
-    for row in rows:
-        if isinstance(row, Mapping):
-            yield (f"| {md_text(row.get('id'))} | {md_text(row.get('runs'))} | {md_text(row.get('passed'))} "
-                   f"| {md_text(row.get('pass_rate'))} | {md_text(row.get('stability_class'))} "
-                   f"| {'yes' if row.get('flaky') else ''} |")
+    yield md_text(stability_line(dict(summary)))
+    yield ""
+    for key, label in (("pass_at_k", "pass@k"), ("pass_hat_k", "pass^k")):
+        if isinstance(summary.get(key), Mapping) and summary[key]:
+            yield f"{label}: " + " · ".join(f"k={md_text(k)} {md_text(v)}" for k, v in summary[key].items())
+            yield ""
+    yield "| Case | Runs | Passed | Pass rate | Class | Flaky | Counted as | Avg time |"
+    yield "|---|---:|---:|---:|---|---|---|---:|"
+    for row in sorted(rows, key=lambda row: (not row.get("flaky"), row.get("counted_as") == "passed")):
+        yield (f"| {md_text(row.get('id'))} | {md_text(row.get('runs'))} | {md_text(row.get('passed'))} "
+               f"| {md_text(row.get('pass_rate'))}% | {md_text(row.get('stability_class'))} "
+               f"| {'yes' if row.get('flaky') else ''} | {md_text(row.get('counted_as'))} "
+               f"| {format_elapsed(float(row.get('avg_duration_ms') or 0) / 1000)} |")
     yield ""
 
 
@@ -244,8 +242,11 @@ def _comparison(report: Mapping[str, Any]) -> Iterator[str]:
     if not isinstance(comparison, Mapping):
         return
     groups = [(label, comparison.get(key)) for key, label in
-              (("regressions", "🔻 Regressions"), ("fixes", "🔺 Fixes"), ("new", "🆕 New"), ("removed", "➖ Removed"))]
+              (("regressions", "🔻 Regressions"), ("fixes", "🔺 Fixes"), ("still_failing", "❌ Still failing"),
+               ("new", "🆕 New"), ("removed", "➖ Removed"))]
     yield "### Compared with the baseline"
+    yield ""
+    yield md_text(comparison_line(dict(comparison)))
     yield ""
     yield "| Change | Count | Cases |"
     yield "|---|---:|---|"

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import TextIO
 
 from .artifact import FileReporter
-from .base import Report
+from .base import ReportLike
 from .github import SourceLinks
 from .markdown import render_markdown
 
@@ -25,7 +25,7 @@ class SummaryWriter(FileReporter):
         self.links = links
         self.step_summary = step_summary
 
-    def run_finished(self, report: Report) -> None:
+    def run_finished(self, report: ReportLike) -> None:
         data = report.data
         text = render_markdown(data, links=self.links, max_bytes=SUMMARY_LIMIT)
         self.write(self.path, text)

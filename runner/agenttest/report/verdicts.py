@@ -77,6 +77,18 @@ def assertion_lines(verdict: dict[str, Any], limit: int = 500) -> list[str]:
     return [line, *(f"    suggestion: {one_line(text, limit)}" for text in suggestions)]
 
 
+def runs_line(result: dict[str, Any]) -> str | None:
+    """`Runs: 2 of 3 passed (67%, unstable, flaky): ✓ ✗ ✓` for a case run several times."""
+    stability = result.get("stability")
+    if not isinstance(stability, dict):
+        return None
+    marks = " ".join("✓" if run.get("status") == "passed" else "○" if run.get("ran") is False else "✗"
+                     for run in result.get("runs") or [] if isinstance(run, dict))
+    flaky = ", flaky" if stability.get("flaky") else ""
+    return (f"Runs: {stability.get('passed')} of {stability.get('runs')} passed ({stability.get('pass_rate'):.0f}%, "
+            f"{str(stability.get('stability_class')).replace('_', ' ')}{flaky}): {marks}")
+
+
 def is_dynamic(result: dict[str, Any]) -> bool:
     return (result.get("metadata") or {}).get("mode") == "dynamic"
 
@@ -190,6 +202,9 @@ def failure_body(result: dict[str, Any], limit: int = PREVIEW_CHARS) -> str:
     checkpoints = checkpoint_lines(result)
     if checkpoints:
         parts.append("Checkpoints:\n" + "\n".join(f"  {line}" for line in checkpoints))
+    runs = runs_line(result)
+    if runs:
+        parts.append(runs)
     parts.append(f"Input:\n{preview(result.get('input'), limit)}")
     if result.get("output") is not None:
         parts.append(f"Output:\n{preview(result['output'], limit)}")
@@ -199,3 +214,25 @@ def failure_body(result: dict[str, Any], limit: int = PREVIEW_CHARS) -> str:
     if result.get("file"):
         parts.append(f"At: {result['file']}:{result.get('line')}")
     return "\n\n".join(parts)
+
+
+def stability_line(summary: dict[str, Any]) -> str:
+    """`3 runs per case · pass^1 0.56 · pass^3 0.33 · 1 flaky, 1 stable of 3`."""
+    hat = summary.get("pass_hat_k") or {}
+    ks = sorted(hat, key=int)
+    figures = [f"pass^{k} {hat[k]:.2f}" for k in dict.fromkeys([ks[0], ks[-1]] if ks else [])]
+    cases = summary.get("stable_cases", 0) + summary.get("unstable_cases", 0)
+    return " · ".join([f"{summary.get('runs_per_case')} runs per case", *figures,
+                       f"{summary.get('flaky_cases', 0)} flaky, {summary.get('stable_cases', 0)} stable of {cases}"])
+
+
+def comparison_line(comparison: dict[str, Any]) -> str:
+    """`2 regressions, 1 fix, 3 new, 0 removed · pass rate 80.0% → 75.0%`."""
+    counts = comparison.get("counts") or {}
+    words = [(counts.get("regressions", 0), "regression", "regressions"), (counts.get("fixes", 0), "fix", "fixes"),
+             (counts.get("new", 0), "new", "new"), (counts.get("removed", 0), "removed", "removed")]
+    text = ", ".join(f"{n} {one if n == 1 else many}" for n, one, many in words)
+    rate = comparison.get("pass_rate") or {}
+    if isinstance(rate.get("before"), (int, float)) and isinstance(rate.get("now"), (int, float)):
+        text += f" · pass rate {rate['before']:.1f}% → {rate['now']:.1f}%"
+    return text

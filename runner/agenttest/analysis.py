@@ -1,0 +1,221 @@
+"""Figures computed once over results, which every artifact then shows: a case's verdict over its runs
+(`--runs`), stability and pass@k / pass^k, the comparison with a baseline report (`--baseline`), and the run's
+exit code. Reporters only read what is computed here."""
+
+from __future__ import annotations
+
+import copy
+import math
+import statistics
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from .errors import EXIT_FAILED, EXIT_OK
+from .results import CaseResult
+from .usage import Usage
+
+# Runs that failed for reasons outside the agent (τ²-bench leaves them out of pass^k) are not counted there.
+NOT_THE_AGENT = ("infra",)
+
+
+def stability_class(pass_rate: float) -> str:
+    """`stable` (100 %), `mostly_stable` (≥ 80), `unstable` (≥ 50), `highly_unstable` (Yao's classes)."""
+    if pass_rate >= 100:
+        return "stable"
+    if pass_rate >= 80:
+        return "mostly_stable"
+    if pass_rate >= 50:
+        return "unstable"
+    return "highly_unstable"
+
+
+def case_verdict(runs: Sequence[CaseResult], min_pass_rate: float = 100.0) -> CaseResult:
+    """One case's result over its runs. A single run is its own result. Over several, the case passes when its
+    pass rate is at least `min_pass_rate`; the result shown is a run that explains the verdict (the first failing
+    one for a failed case, the first passing one otherwise), with every run listed and the stability figures."""
+    if len(runs) == 1:
+        return runs[0]
+    ran = [run for run in runs if run.ran]
+    if not ran:                      # the run stopped before this case: skipped, as a single run would be
+        return runs[0]
+    passed = [run for run in ran if run.status == "passed"]
+    pass_rate = 100.0 * len(passed) / len(ran)
+    counted = pass_rate >= min_pass_rate
+    failing = [run for run in ran if run.status != "passed"]
+    shown = (passed or ran)[0] if counted else failing[0]
+    result = copy.copy(shown)
+    result.usage = Usage.total(run.usage for run in runs)
+    result.runs = [_run_detail(number, run) for number, run in enumerate(runs, start=1)]
+    result.stability = stability_row(result, runs, min_pass_rate)
+    durations = [run.duration_ms for run in ran]
+    result.duration_ms = round(statistics.fmean(durations))
+    if counted:
+        result.status, result.error, result.error_kind = "passed", None, None
+    else:
+        note = f"{len(passed)} of {len(ran)} runs passed ({_percent(pass_rate)}, below --min-pass-rate " \
+               f"{_percent(min_pass_rate)})"
+        result.error = f"{note}: {shown.error}" if shown.error else note
+    return result
+
+
+def stability_row(result: CaseResult, runs: Sequence[CaseResult], min_pass_rate: float) -> dict[str, Any]:
+    """The case's line of `stability_results` (Yao's fields, plus `flaky`, `counted_as`, `file`, `line`)."""
+    ran = [run for run in runs if run.ran]
+    passed = sum(1 for run in ran if run.status == "passed")
+    pass_rate = 100.0 * passed / len(ran) if ran else 0.0
+    durations = [run.duration_ms for run in ran] or [0]
+    return {
+        "id": result.id, "file": result.file, "line": result.line,
+        "runs": len(ran), "passed": passed, "failed": len(ran) - passed,
+        "pass_rate": round(pass_rate, 2), "stability_class": stability_class(pass_rate),
+        "flaky": 0 < passed < len(ran),
+        "counted_as": "passed" if ran and pass_rate >= min_pass_rate else "failed",
+        "infra_errors": sum(1 for run in ran if run.error_kind in NOT_THE_AGENT),
+        "avg_duration_ms": round(statistics.fmean(durations), 1), "min_duration_ms": min(durations),
+        "max_duration_ms": max(durations), "std_deviation_ms": round(statistics.pstdev(durations), 1),
+        "not_run": len(runs) - len(ran),
+    }
+
+
+def pass_at_k(rows: Iterable[Mapping[str, Any]], runs: int) -> tuple[dict[str, float], dict[str, float]]:
+    """pass@k and pass^k for k = 1…runs, averaged over cases (τ-bench): with c of n runs passing, pass@k is
+    1 − C(n−c, k)/C(n, k) (some of k runs passes) and pass^k is C(c, k)/C(n, k) (all k runs pass). Runs that
+    failed outside the agent (infra) are left out of n; a case with fewer than k counted runs is left out at k."""
+    at: dict[str, float] = {}
+    hat: dict[str, float] = {}
+    counted = [(int(row["runs"]) - int(row.get("infra_errors", 0)), int(row["passed"])) for row in rows]
+    for k in range(1, runs + 1):
+        usable = [(n, c) for n, c in counted if n >= k]
+        if not usable:
+            continue
+        at[str(k)] = round(statistics.fmean(1 - math.comb(n - c, k) / math.comb(n, k) for n, c in usable), 4)
+        hat[str(k)] = round(statistics.fmean(math.comb(c, k) / math.comb(n, k) for n, c in usable), 4)
+    return at, hat
+
+
+def stability_summary(rows: Sequence[Mapping[str, Any]], runs: int) -> dict[str, Any]:
+    """The summary's stability fields (with `--runs`)."""
+    at, hat = pass_at_k(rows, runs)
+    return {
+        "total_runs": sum(int(row["runs"]) for row in rows),
+        "overall_pass_rate": round(statistics.fmean(float(row["pass_rate"]) for row in rows), 2) if rows else 0.0,
+        "stable_cases": sum(1 for row in rows if row["stability_class"] == "stable"),
+        "unstable_cases": sum(1 for row in rows if row["stability_class"] != "stable"),
+        "flaky_cases": sum(1 for row in rows if row.get("flaky")),
+        "pass_at_k": at,
+        "pass_hat_k": hat,
+    }
+
+
+def case_key(result: Mapping[str, Any]) -> tuple[str, str]:
+    """A report result's (file or generator, id): what a case is known by across reports."""
+    return (str(result.get("file") or result.get("source") or ""), str(result.get("id")))
+
+
+def compare(current: Mapping[str, Any], baseline: Mapping[str, Any], *, path: str = "",
+            partial: bool = False) -> dict[str, Any]:
+    """How this run differs from an earlier one, case by case (keyed by file and id): regressions (passed then,
+    not now), fixes, still failing, new and removed cases, and pass-rate and duration changes. A `partial` run
+    (one shard) cannot tell removed cases from other shards' cases: it reports none."""
+    before = {case_key(r): r for r in baseline.get("results") or [] if isinstance(r, Mapping)}
+    now = {case_key(r): r for r in current.get("results") or [] if isinstance(r, Mapping)}
+    groups: dict[str, list[dict[str, Any]]] = {"regressions": [], "fixes": [], "still_failing": [], "new": [],
+                                               "removed": []}
+    changes: list[dict[str, Any]] = []
+    for key, result in now.items():
+        old = before.get(key)
+        if old is None:
+            groups["new"].append(_entry(result, None))
+            continue
+        was, is_ = _passed(old), _passed(result)
+        if was is None or is_ is None:          # skipped then or now: nothing to compare
+            continue
+        if was and not is_:
+            groups["regressions"].append(_entry(result, old))
+        elif is_ and not was:
+            groups["fixes"].append(_entry(result, old))
+        elif not is_:
+            groups["still_failing"].append(_entry(result, old))
+        change = _change(result, old)
+        if change:
+            changes.append(change)
+    if not partial:
+        groups["removed"] = [_entry(old, old) for key, old in before.items() if key not in now]
+    summary, base_summary = current.get("summary") or {}, baseline.get("summary") or {}
+    meta = baseline.get("metadata") or {}
+    return {
+        "baseline": {"path": path, "started_at": meta.get("started_at"), "version": meta.get("version"),
+                     **({"partial": True} if partial else {})},
+        **{name: items for name, items in groups.items()},
+        "counts": {name: len(items) for name, items in groups.items()},
+        "pass_rate": _delta(base_summary.get("pass_rate"), summary.get("pass_rate")),
+        "duration_ms": _delta(base_summary.get("duration_ms"), summary.get("duration_ms")),
+        "changes": changes,
+    }
+
+
+def _passed(result: Mapping[str, Any]) -> bool | None:
+    status = result.get("status")
+    return None if status == "skipped" else status == "passed"
+
+
+def _entry(result: Mapping[str, Any], old: Mapping[str, Any] | None) -> dict[str, Any]:
+    entry: dict[str, Any] = {"id": result.get("id"), "file": result.get("file"), "line": result.get("line"),
+                             "status": result.get("status")}
+    if old is not None and old is not result:
+        entry["was"] = old.get("status")
+    if result.get("error"):
+        entry["error"] = result["error"]
+    return entry
+
+
+def _change(result: Mapping[str, Any], old: Mapping[str, Any]) -> dict[str, Any] | None:
+    """A case's pass-rate change (with runs) or a duration that doubled or halved, else None."""
+    change: dict[str, Any] = {}
+    rate, old_rate = _rate(result), _rate(old)
+    if rate is not None and old_rate is not None and rate != old_rate:
+        change["pass_rate"] = _delta(old_rate, rate)
+    duration, old_duration = result.get("duration_ms") or 0, old.get("duration_ms") or 0
+    if old_duration >= 100 and duration >= 100 and not 0.5 <= duration / old_duration <= 2:
+        change["duration_ms"] = _delta(old_duration, duration)
+    if not change:
+        return None
+    return {"id": result.get("id"), "file": result.get("file"), "line": result.get("line"), **change}
+
+
+def _rate(result: Mapping[str, Any]) -> float | None:
+    stability = result.get("stability")
+    if isinstance(stability, Mapping) and isinstance(stability.get("pass_rate"), (int, float)):
+        return float(stability["pass_rate"])
+    passed = _passed(result)
+    return None if passed is None else 100.0 if passed else 0.0
+
+
+def _delta(before: Any, now: Any) -> dict[str, Any]:
+    numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (before, now))
+    return {"before": before, "now": now, "delta": round(now - before, 2) if numbers else None}
+
+
+def exit_code(ok: bool, fail_on: str, regressions: int | None) -> int:
+    """The run's exit code for a finished run: `failure` (default) fails on any case that did not pass;
+    `regression` only on regressions against the baseline (on any failure without one); `never` does not fail."""
+    if fail_on == "never":
+        return EXIT_OK
+    if fail_on == "regression" and regressions is not None:
+        return EXIT_FAILED if regressions else EXIT_OK
+    return EXIT_OK if ok else EXIT_FAILED
+
+
+def _run_detail(number: int, run: CaseResult) -> dict[str, Any]:
+    detail: dict[str, Any] = {"run": number, "status": run.status, "duration_ms": run.duration_ms}
+    if run.error:
+        detail["error"] = run.error
+    if run.error_kind:
+        detail["error_kind"] = run.error_kind
+    if not run.ran:
+        detail["ran"] = False
+    return detail
+
+
+def _percent(value: float) -> str:
+    return f"{value:.0f}%" if value == int(value) else f"{value:.1f}%"

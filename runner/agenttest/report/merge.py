@@ -1,0 +1,173 @@
+"""`agenttest merge`: the report.json files of a run's shards (`--shard K/N`) joined into one report, with the same
+counts, stability figures and comparison a single unsharded run would have given."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from ..actions_log import write_line
+from ..analysis import compare, stability_summary
+from ..errors import UsageError
+from ..options import shard_of
+from ..results import Summary
+from ..usage import Usage
+from .verdicts import comparison_line
+
+
+def read_report(path: Path) -> dict[str, Any]:
+    """A report.json. UsageError naming the file when it is not one."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise UsageError(f"{path}: no such file") from None
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise UsageError(f"{path}: not a report.json ({exc})") from None
+    if not isinstance(data, dict) or not isinstance(data.get("results"), list) \
+            or not isinstance(data.get("summary"), dict):
+        raise UsageError(f"{path}: not a report.json (no 'summary' and 'results')")
+    return data
+
+
+def merge_reports(reports: Sequence[tuple[str, Mapping[str, Any]]],
+                  baseline: tuple[str, Mapping[str, Any]] | None = None) -> dict[str, Any]:
+    """The report of one run made of its shards' reports (name, report.json dict). Refuses, with a UsageError that
+    says why, reports of different agenttest versions or suites, of different runs per case, the same shard
+    twice, missing shards, or an unsharded report among them."""
+    _check(reports)
+    first = reports[0][1]
+    results = sorted((dict(r) for _, report in reports for r in report["results"]),
+                     key=lambda r: r.get("position", 0))
+    for result in results:
+        result.pop("position", None)
+    summary = _summary(reports, results)
+    metadata = dict(first.get("metadata") or {})
+    metadata.pop("shard", None)
+    stamps = [report.get("metadata") or {} for _, report in reports]
+    metadata["started_at"] = min(str(m.get("started_at", "")) for m in stamps)
+    metadata["completed_at"] = max(str(m.get("completed_at", "")) for m in stamps)
+    metadata["shards"] = [name for name, _ in reports]
+    merged: dict[str, Any] = {"summary": summary, "environment": first.get("environment") or {},
+                              "results": results, "metadata": metadata,
+                              "interrupted": any(report.get("interrupted") for _, report in reports)}
+    errors = [str(report["error"]) for _, report in reports if report.get("error")]
+    if errors:
+        merged["error"] = "; ".join(dict.fromkeys(errors))
+    warnings = [w for _, report in reports for w in report.get("warnings") or []]
+    if warnings:
+        merged["warnings"] = list(dict.fromkeys(warnings))
+    if summary.get("runs_per_case", 1) > 1:
+        merged["stability_results"] = [r["stability"] for r in results if isinstance(r.get("stability"), dict)]
+    if baseline is not None:
+        merged["comparison"] = compare(merged, baseline[1], path=baseline[0])
+    return merged
+
+
+def _check(reports: Sequence[tuple[str, Mapping[str, Any]]]) -> None:
+    if not reports:
+        raise UsageError("merge: give the report.json of every shard")
+    first_name, first = reports[0]
+    version, suite = _meta(first).get("version"), _meta(first).get("suite")
+    runs = first["summary"].get("runs_per_case", 1)
+    shards: dict[int, str] = {}
+    totals: set[int] = set()
+    for name, report in reports:
+        meta = _meta(report)
+        if meta.get("version") != version:
+            raise UsageError(f"merge: {name} was written by agenttest {meta.get('version')}, {first_name} by "
+                             f"{version}; merge the reports of one run")
+        if not meta.get("shard"):
+            raise UsageError(f"merge: {name} is not the report of a shard (run with --shard K/N)")
+        if meta.get("suite") != suite:
+            raise UsageError(f"merge: {name} ran other cases than {first_name} (another suite, filter or version of "
+                             "it); merge the shards of one run")
+        if report["summary"].get("runs_per_case", 1) != runs:
+            raise UsageError(f"merge: {name} ran each case {report['summary'].get('runs_per_case', 1)} times, "
+                             f"{first_name} {runs} times")
+        try:
+            index, total = shard_of(str(meta["shard"]))
+        except ValueError as exc:
+            raise UsageError(f"merge: {name}: shard {meta['shard']!r}: {exc}") from None
+        if index in shards:
+            raise UsageError(f"merge: {name} and {shards[index]} are both shard {index}")
+        shards[index] = name
+        totals.add(total)
+    if len(totals) > 1:
+        raise UsageError(f"merge: the reports split the suite differently ({', '.join(f'N={n}' for n in totals)})")
+    total = totals.pop()
+    missing = [str(index) for index in range(1, total + 1) if index not in shards]
+    if missing:
+        raise UsageError(f"merge: shard {', '.join(missing)} of {total} is missing: the counts would be wrong")
+
+
+def _meta(report: Mapping[str, Any]) -> Mapping[str, Any]:
+    meta = report.get("metadata")
+    return meta if isinstance(meta, Mapping) else {}
+
+
+def _summary(reports: Sequence[tuple[str, Mapping[str, Any]]], results: list[dict[str, Any]]) -> dict[str, Any]:
+    """The counts recomputed over every shard's results; the duration is the longest shard's (they ran side by
+    side); usage is summed."""
+    first = reports[0][1]["summary"]
+    duration = max(int(report["summary"].get("duration_ms") or 0) for _, report in reports)
+    counts = Summary.from_statuses([str(r.get("status")) for r in results], duration)
+    summary: dict[str, Any] = {
+        "total": counts.total, "passed": counts.passed, "failed": counts.failed, "skipped": counts.skipped,
+        "errors": counts.errors, "timeouts": counts.timeouts, "duration_ms": duration,
+        "agent_id": first.get("agent_id"), "connector": first.get("connector", ""),
+        "runs_per_case": first.get("runs_per_case", 1),
+    }
+    if first.get("agent_path"):
+        summary["agent_path"] = first["agent_path"]
+    if summary["runs_per_case"] > 1:
+        rows = [r["stability"] for r in results if isinstance(r.get("stability"), dict)]
+        summary.update(stability_summary(rows, summary["runs_per_case"]))
+    summary["pass_rate"] = round(counts.pass_rate, 2)
+    usage = Usage.total(report["summary"].get("usage") for _, report in reports)
+    if usage.roles:
+        summary["usage"] = usage.to_dict()
+    return summary
+
+
+def merge_command(paths: list[Path], output_dir: Path, baseline: Path | None, fail_on: str,
+                  out: TextIO | None = None) -> int:
+    """Read, merge and write the shards' artifacts into `output_dir` (and the job summary); say what came of it in
+    a few lines. Returns the exit code: 2 when the reports cannot be merged."""
+    from ..analysis import exit_code
+    from ..errors import EXIT_USAGE
+    from .base import MergedReport
+    from .ctrf import CtrfWriter
+    from .github import SourceLinks
+    from .json_report import JsonReportWriter
+    from .junit import JUnitWriter
+    from .summary import SummaryWriter
+
+    out = out or sys.stdout
+    try:
+        reports = [(str(path), read_report(path)) for path in paths]
+        earlier = (str(baseline), read_report(baseline)) if baseline else None
+        merged = merge_reports(reports, earlier)
+    except UsageError as exc:
+        write_line(sys.stderr, f"Error: {exc}")
+        return EXIT_USAGE
+    links = SourceLinks.from_environment()
+    step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    report = MergedReport(merged)
+    for writer in (JsonReportWriter(output_dir / "report.json"), JUnitWriter(output_dir / "junit.xml", links),
+                   SummaryWriter(output_dir / "summary.md", links, Path(step_summary) if step_summary else None),
+                   CtrfWriter(output_dir / "ctrf.json", links)):
+        writer.run_finished(report)
+    summary = merged["summary"]
+    write_line(out, f"Merged {len(reports)} shards into {output_dir}: {summary['total']} cases, "
+                    f"{summary['passed']} passed, {summary['failed']} failed, {summary['errors']} errors, "
+                    f"{summary['timeouts']} timed out, {summary['skipped']} skipped")
+    comparison = merged.get("comparison")
+    if comparison:
+        write_line(out, f"Compared with {baseline}: {comparison_line(comparison)}")
+    ok = not (summary["failed"] or summary["errors"] or summary["timeouts"] or merged.get("interrupted"))
+    regressions = comparison["counts"]["regressions"] if comparison else None
+    return exit_code(ok, fail_on, regressions)

@@ -1,0 +1,280 @@
+"""Verdicts at scale through the real CLI: `--runs` (stability, pass@k, pass^k, flaky cases in every artifact),
+`--shard` and `agenttest merge`, and `--baseline` with `--fail-on regression`."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import junitparser
+import pytest
+from lxml import etree
+
+from e2e.conftest import Project, Run, helper_server
+
+REPO = Path(__file__).resolve().parents[2]
+XSD = etree.XMLSchema(etree.parse(str(REPO.parent / "shared" / "data" / "junit-10-with-location.xsd")))
+
+# A case's reply depends on its run: `pass N/M` passes in runs 1..N of M (deterministic flakiness). Every call is
+# logged with its chat id and run, and how many calls were in flight at its start.
+AGENT = '''
+import asyncio, json, os
+
+IN_FLIGHT = [0]
+
+async def respond(request):
+    text = request["messages"][-1]["content"]
+    context = request["context"]
+    IN_FLIGHT[0] += 1
+    try:
+        with open(os.environ["CALLS_FILE"], "a") as handle:
+            handle.write(json.dumps({"test": context["test_id"], "run": context["run"], "chat": context["chat_id"],
+                                     "in_flight": IN_FLIGHT[0]}) + "\\n")
+        await asyncio.sleep(0.05)
+        if text.startswith("pass "):
+            good = int(text.split()[1].split("/")[0])
+            return "yes" if context["run"] <= good else "no"
+        if text == "boom":
+            raise RuntimeError("exploded")
+        return "yes" if text != "no" else "no"
+    finally:
+        IN_FLIGHT[0] -= 1
+'''
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Project:
+    proj = Project(tmp_path)
+    proj.write("agenttest.yaml", """
+        version: 1
+        defaults:
+          name: runs
+        agents:
+          runs:
+            provider: python
+            callable: runs_agent:respond
+        """)
+    proj.write("runs_agent.py", AGENT)
+    return proj
+
+
+def case(case_id: str, text: str) -> dict[str, Any]:
+    return {"id": case_id, "input": text, "assert": {"type": "contains", "value": "yes"}}
+
+
+def run(project: Project, *args: str, env: dict[str, str] | None = None) -> Run:
+    return project.run(*args, env={"CALLS_FILE": str(project.root / "calls.jsonl"), **(env or {})})
+
+
+def calls(project: Project) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in (project.root / "calls.jsonl").read_text().splitlines()]
+
+
+def test_runs_give_each_case_a_verdict_over_its_runs_with_stability_and_pass_k(project: Project) -> None:
+    project.suite("s.jsonl", case("steady", "pass 4/4"), case("flaky", "pass 3/4"), case("half", "pass 2/4"),
+                  case("broken", "pass 0/4"), {"id": "later", "input": "x", "skip": "not yet"})
+    result = run(project, "-i", "s.jsonl", "--runs", "4", "--min-pass-rate", "75", "--parallel", "8")
+    assert result.code == 1, result.stdout + result.stderr
+    report = result.report
+    statuses = {r["id"]: r["status"] for r in report["results"]}
+    assert statuses == {"steady": "passed", "flaky": "passed", "half": "failed", "broken": "failed",
+                        "later": "skipped"}
+    summary = report["summary"]
+    assert (summary["total"], summary["passed"], summary["failed"], summary["skipped"]) == (5, 2, 2, 1)
+    assert (summary["runs_per_case"], summary["total_runs"], summary["flaky_cases"]) == (4, 16, 2)
+    assert (summary["stable_cases"], summary["unstable_cases"]) == (1, 3)
+    passes = [4, 3, 2, 0]       # pass@k and pass^k as τ-bench defines them, averaged over the cases that ran
+    for k in range(1, 5):
+        hat = sum(math.comb(c, k) / math.comb(4, k) for c in passes) / 4
+        at = sum(1 - math.comb(4 - c, k) / math.comb(4, k) for c in passes) / 4
+        assert summary["pass_hat_k"][str(k)] == round(hat, 4) and summary["pass_at_k"][str(k)] == round(at, 4)
+    half = result.result("half")
+    assert half["error"] == "2 of 4 runs passed (50%, below --min-pass-rate 75%): output does not contain 'yes'"
+    assert [r["status"] for r in half["runs"]] == ["passed", "passed", "failed", "failed"]
+    assert half["stability"]["stability_class"] == "unstable" and half["stability"]["flaky"] is True
+    rows = {row["id"]: row for row in report["stability_results"]}
+    assert rows["flaky"]["counted_as"] == "passed" and rows["broken"]["stability_class"] == "highly_unstable"
+    # Every run has its own chat id; the runs of a case run side by side; the skipped case is never called.
+    made = calls(project)
+    assert len(made) == 16 and len({c["chat"] for c in made}) == 16
+    assert sorted(c["run"] for c in made if c["test"] == "flaky") == [1, 2, 3, 4]
+    assert max(c["in_flight"] for c in made) > 4
+    assert "► [flaky] pass 3/4 PASSED" in result.stdout and "- 3/4 runs passed (75%), unstable, flaky" in result.stdout
+    assert "Stability: 4 runs per case · pass^1 0.56 · pass^4 0.25 · 2 flaky, 1 stable of 4" in result.stdout
+    events = [e for e in result.events if e["type"] == "stability"]
+    assert [e["id"] for e in events] == [e["id"] for e in result.events if e["type"] == "result"
+                                         and e["status"] != "skipped"]
+
+
+def test_flaky_cases_are_marked_as_surefire_does_in_junit(project: Project) -> None:
+    project.suite("s.jsonl", case("flaky", "pass 2/3"), case("broken", "pass 0/3"))
+    run(project, "-i", "s.jsonl", "--runs", "3", "--min-pass-rate", "60")
+    path = project.root / "agenttest-results" / "junit.xml"
+    assert XSD.validate(etree.parse(str(path))), XSD.error_log
+    root = etree.parse(str(path)).getroot()
+    flaky, broken = root.findall(".//testcase")
+    assert [child.tag for child in flaky] == ["flakyFailure"]
+    assert flaky[0].get("message") == "run 3: output does not contain 'yes'" and flaky[0].get("type") == "failed"
+    assert flaky[0].find("stackTrace").text == "run 3: output does not contain 'yes'"
+    assert [child.tag for child in broken] == ["failure", "rerunFailure", "rerunFailure"]
+    parsed = junitparser.JUnitXml.fromfile(str(path))
+    assert [[type(r).__name__ for r in c.result] for s in parsed for c in s] == [[], ["Failure"]]
+    summary = (project.root / "agenttest-results" / "summary.md").read_text()
+    assert summary.index("| flaky | 3 | 2 |") < summary.index("| broken | 3 | 0 |")
+    ctrf = json.loads((project.root / "agenttest-results" / "ctrf.json").read_text())
+    assert [(t["name"], t["flaky"]) for t in ctrf["results"]["tests"]] == [("flaky", True), ("broken", False)]
+
+
+def test_fail_fast_stops_after_the_first_case_that_fails_over_its_runs(project: Project) -> None:
+    project.suite("s.jsonl", case("broken", "pass 0/2"), *[case(f"later{i}", "pass 2/2") for i in range(6)])
+    result = run(project, "-i", "s.jsonl", "--runs", "2", "--fail-fast", "--parallel", "2")
+    assert result.result("broken")["status"] == "failed"
+    assert result.result("later5")["error"] == "not run: --fail-fast stopped the run after broken failed"
+
+
+def test_repeats_never_come_from_the_helper_cache(project: Project) -> None:
+    with helper_server() as (brain, server):
+        project.write("agenttest.yaml", f"""
+            version: 1
+            defaults:
+              name: runs
+            agents:
+              runs:
+                provider: python
+                callable: runs_agent:respond
+              judge:
+                builtin: validator
+                base_url: {server.base_url}
+                model: m
+            """)
+        project.suite("s.jsonl", {"id": "j", "input": "x",
+                                  "assert": {"type": "agent", "use": "agents:judge", "value": "says 'yes'"}})
+        first = run(project, "-i", "s.jsonl", "--runs", "3")
+        assert first.code == 0, first.stdout + first.stderr
+        assert brain.calls["judge"] == 3
+        second = run(project, "-i", "s.jsonl", "--runs", "3")
+        assert brain.calls["judge"] == 5                # run 1 from the cache, runs 2 and 3 asked again
+        assert second.report["summary"]["usage"]["judge"]["cached"] == 1
+
+
+def test_shards_split_the_suite_and_merge_gives_the_counts_of_one_run(project: Project) -> None:
+    cases = [case(f"c{i:02d}", "pass 1/2" if i % 4 == 0 else "no" if i % 7 == 0 else "x") for i in range(30)]
+    project.suite("s.jsonl", *cases)
+    run(project, "-i", "s.jsonl", "--runs", "2", "--output-dir", "whole")
+    whole = json.loads((project.root / "whole" / "report.json").read_text())
+    shards = []
+    for k in (1, 2, 3):
+        result = run(project, "-i", "s.jsonl", "--runs", "2", "--shard", f"{k}/3", "--output-dir", f"shard{k}")
+        shards.append(json.loads((project.root / f"shard{k}" / "report.json").read_text()))
+        assert result.code in (0, 1)
+    ids = [[r["id"] for r in report["results"]] for report in shards]
+    assert sorted(len(part) for part in ids) == [10, 10, 10]
+    assert sorted(name for part in ids for name in part) == sorted(c["id"] for c in cases)
+    run(project, "-i", "s.jsonl", "--shard", "2/3", "--output-dir", "again")
+    again = json.loads((project.root / "again" / "report.json").read_text())
+    assert [r["id"] for r in again["results"]] == ids[1]         # deterministic
+    merged_run = project.run("merge", "shard1/report.json", "shard2/report.json", "shard3/report.json",
+                             "--output-dir", "merged")
+    assert merged_run.code == 1, merged_run.stdout + merged_run.stderr
+    merged = json.loads((project.root / "merged" / "report.json").read_text())
+    for key in ("total", "passed", "failed", "errors", "timeouts", "skipped", "pass_rate", "total_runs",
+                "overall_pass_rate", "stable_cases", "unstable_cases", "flaky_cases", "pass_at_k", "pass_hat_k"):
+        assert merged["summary"][key] == whole["summary"][key], key
+    assert [r["id"] for r in merged["results"]] == [r["id"] for r in whole["results"]]
+    for name in ("junit.xml", "summary.md", "ctrf.json"):
+        assert (project.root / "merged" / name).is_file()
+    assert XSD.validate(etree.parse(str(project.root / "merged" / "junit.xml")))
+    assert "Merged 3 shards into merged: 30 cases" in merged_run.stdout
+
+
+def test_adding_a_case_moves_few_others_between_shards(project: Project) -> None:
+    cases = [case(f"c{i:03d}", "x") for i in range(100)]
+    project.suite("s.jsonl", *cases)
+    before = {k: {r["id"] for r in run(project, "-i", "s.jsonl", "--shard", f"{k}/4").report["results"]}
+              for k in range(1, 5)}
+    project.suite("s.jsonl", *cases[:50], case("added", "x"), *cases[50:])
+    after = {k: {r["id"] for r in run(project, "-i", "s.jsonl", "--shard", f"{k}/4").report["results"]}
+             for k in range(1, 5)}
+    moved = sum(len(before[k] - after[k]) for k in before)
+    assert moved <= 10 and sorted(len(ids) for ids in after.values()) == [25, 25, 25, 26]
+
+
+@pytest.mark.parametrize(("setup", "message"), [
+    ("missing", "merge: shard 3 of 3 is missing: the counts would be wrong"),
+    ("twice", "merge: shard1/report.json and shard1/report.json are both shard 1"),
+    ("other-suite", "merge: other/report.json ran other cases than shard1/report.json"),
+    ("unsharded", "merge: whole/report.json is not the report of a shard (run with --shard K/N)"),
+    ("not-json", "Error: junk.json: not a report.json (Expecting property name"),
+])
+def test_merge_refuses_reports_that_are_not_the_shards_of_one_run(project: Project, setup: str,
+                                                                   message: str) -> None:
+    project.suite("s.jsonl", *[case(f"c{i}", "x") for i in range(6)])
+    for k in (1, 2, 3):
+        run(project, "-i", "s.jsonl", "--shard", f"{k}/3", "--output-dir", f"shard{k}")
+    first, second, third = (f"shard{k}/report.json" for k in (1, 2, 3))
+    if setup == "missing":
+        args = [first, second]
+    elif setup == "twice":
+        args = [first, first, second, third]
+    elif setup == "other-suite":
+        project.suite("other.jsonl", case("z", "x"))
+        run(project, "-i", "other.jsonl", "--shard", "2/3", "--output-dir", "other")
+        args = [first, "other/report.json", third]
+    elif setup == "unsharded":
+        run(project, "-i", "s.jsonl", "--output-dir", "whole")
+        args = [first, second, "whole/report.json"]
+    else:
+        project.write("junk.json", "{not json")
+        args = [first, second, "junk.json"]
+    result = project.run("merge", *args)
+    assert result.code == 2 and message in result.stderr
+    assert not (project.root / "agenttest-results" / "junit.xml").exists()
+
+
+def test_a_baseline_shows_regressions_fixes_new_and_removed_cases(project: Project) -> None:
+    project.suite("s.jsonl", case("stays", "x"), case("breaks", "x"), case("mends", "no"), case("gone", "x"),
+                  case("still-bad", "no"))
+    run(project, "-i", "s.jsonl", "--output-dir", "main")
+    project.suite("s.jsonl", case("stays", "x"), case("breaks", "no"), case("mends", "x"), case("still-bad", "no"),
+                  case("fresh", "x"))
+    result = run(project, "-i", "s.jsonl", "--baseline", "main/report.json", "--annotations",
+                 env={"GITHUB_ACTIONS": "true"})
+    assert result.code == 1
+    comparison = result.report["comparison"]
+    assert comparison["counts"] == {"regressions": 1, "fixes": 1, "still_failing": 1, "new": 1, "removed": 1}
+    assert [(c["id"], c["was"], c["status"]) for c in comparison["regressions"]] == [("breaks", "passed", "failed")]
+    assert [c["id"] for c in comparison["removed"]] == ["gone"] and comparison["baseline"]["path"] == "main/report.json"
+    assert comparison["pass_rate"] == {"before": 60.0, "now": 60.0, "delta": 0.0}
+    annotations = [line for line in result.stdout.splitlines() if line.startswith("::error file=")]
+    assert annotations[0].startswith("::error file=s.jsonl,line=2,title=agenttest%3A breaks (failed%2C a regression)::")
+    assert "Baseline:  1 regression, 1 fix, 1 new, 1 removed · pass rate 60.0% → 60.0%" in result.stdout
+    summary = (project.root / "agenttest-results" / "summary.md").read_text()
+    assert summary.index("### Compared with the baseline") < summary.index("| Total |")
+    assert "| 🔻 Regressions | 1 | `breaks` |" in summary
+    only_regressions = run(project, "-i", "s.jsonl", "--baseline", "main/report.json", "--fail-on", "regression")
+    assert only_regressions.code == 1
+    project.suite("s.jsonl", case("stays", "x"), case("breaks", "x"), case("still-bad", "no"))
+    no_regression = run(project, "-i", "s.jsonl", "--baseline", "main/report.json", "--fail-on", "regression")
+    assert no_regression.code == 0 and no_regression.report["summary"]["failed"] == 1
+    missing = run(project, "-i", "s.jsonl", "--baseline", "nope/report.json")
+    assert missing.code == 2 and "--baseline" in missing.stderr and "no such file" in missing.stderr
+
+
+def test_a_shard_compared_with_a_baseline_leaves_removed_cases_to_merge(project: Project) -> None:
+    project.suite("s.jsonl", *[case(f"c{i}", "x") for i in range(8)])
+    run(project, "-i", "s.jsonl", "--output-dir", "main")
+    project.suite("s.jsonl", *[case(f"c{i}", "no" if i == 0 else "x") for i in range(7)])
+    for k in (1, 2):
+        result = run(project, "-i", "s.jsonl", "--shard", f"{k}/2", "--baseline", "main/report.json",
+                     "--output-dir", f"shard{k}")
+        assert result.code in (0, 1)
+        comparison = json.loads((project.root / f"shard{k}" / "report.json").read_text())["comparison"]
+        assert comparison["removed"] == [] and comparison["baseline"]["partial"] is True
+    merged = project.run("merge", "shard1/report.json", "shard2/report.json", "--baseline", "main/report.json",
+                         "--output-dir", "merged", "--fail-on", "regression")
+    assert merged.code == 1
+    assert "Compared with main/report.json: 1 regression, 0 fixes, 0 new, 1 removed" in merged.stdout
+    report = json.loads((project.root / "merged" / "report.json").read_text())
+    assert [c["id"] for c in report["comparison"]["removed"]] == ["c7"]
