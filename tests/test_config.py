@@ -103,14 +103,9 @@ def test_agent_id_from_an_assistants_path() -> None:
     assert derive_agent_id(Path("tests/x.jsonl")) is None
 
 
-@pytest.mark.parametrize(("values", "message"), [
-    ({"replay": "cassettes"}, "--replay: record/replay is not built yet"),
-    ({"max_cost": 1.5}, "--max-cost: the run budget is not built yet"),
-])
-def test_options_not_built_yet_are_refused_not_ignored(tmp_path: Path, values: dict, message: str) -> None:
-    with pytest.raises(UsageError, match=message):
-        build_run_config({"input": ["s.jsonl"], **values}, tmp_path)
-    assert build_run_config({"input": ["s.jsonl"], "max_tokens": None}, tmp_path).options.max_tokens is None
+def test_record_and_replay_are_one_or_the_other(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="--record and --replay: a run either records its calls or replays them"):
+        build_run_config({"input": ["s.jsonl"], "record": "a", "replay": "b"}, tmp_path)
 
 
 def test_a_missing_variable_matters_only_where_it_is_used(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

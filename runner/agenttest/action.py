@@ -36,6 +36,8 @@ OPTION_INPUTS: dict[str, tuple[str, str]] = {
     "min-pass-rate": ("min_pass_rate", "float"), "timeout": ("timeout", "text"), "filter": ("run", "text"),
     "shard": ("shard", "text"), "fail-fast": ("fail_fast", "bool"), "simulator": ("simulator", "text"),
     "before": ("before", "text"), "after": ("after", "text"), "baseline": ("baseline", "text"),
+    "record": ("record", "text"), "replay": ("replay", "text"), "max-cost": ("max_cost", "float"),
+    "max-tokens": ("max_tokens", "int"),
     "annotations": ("annotations", "bool"), "max-annotations": ("max_annotations", "int"),
     "job-summary": ("job_summary", "bool"),
 }

@@ -196,6 +196,15 @@ def _delta(before: Any, now: Any) -> dict[str, Any]:
     return {"before": before, "now": now, "delta": round(now - before, 2) if numbers else None}
 
 
+def run_ok(report: Mapping[str, Any]) -> bool:
+    """Whether a finished run (a report.json dict) is a green one: every case passed or was skipped, nothing
+    interrupted it, no hook failed around it, and it did not run out of budget."""
+    summary = report.get("summary") or {}
+    budget = summary.get("budget") if isinstance(summary.get("budget"), Mapping) else {}
+    return not (summary.get("failed") or summary.get("errors") or summary.get("timeouts")
+                or report.get("interrupted") or report.get("error") or budget.get("spent"))
+
+
 def exit_code(ok: bool, fail_on: str, regressions: int | None) -> int:
     """The run's exit code for a finished run: `failure` (default) fails on any case that did not pass;
     `regression` only on regressions against the baseline (on any failure without one); `never` does not fail."""

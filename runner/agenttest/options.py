@@ -7,17 +7,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from . import __version__
 from .durations import parse_duration, parse_timeout
 from .errors import UsageError
 from .validation import field_errors
-
-# Options of the product contract that this version does not carry out yet. Setting one is an error rather than
-# a silent no-op: a user who asks for `--runs 5` must not get one run and a green build.
-NOT_BUILT_YET: dict[str, str] = {
-    "record": "record/replay", "replay": "record/replay", "max_cost": "the run budget",
-    "max_tokens": "the run budget",
-}
 
 
 class RunOptions(BaseModel):
@@ -142,9 +134,8 @@ def merge_options(*layers: dict[str, Any]) -> RunOptions:
         option, message = problems[0]
         raise UsageError(f"{flag_name(option)}: {message}")
     options = RunOptions.model_validate(merged)
-    for name, feature in NOT_BUILT_YET.items():
-        if name in options.model_fields_set and getattr(options, name) != RunOptions.model_fields[name].default:
-            raise UsageError(f"{flag_name(name)}: {feature} is not built yet (agenttest {__version__})")
+    if options.record and options.replay:
+        raise UsageError("--record and --replay: a run either records its calls or replays them, not both")
     return options
 
 

@@ -22,19 +22,25 @@ from fakes.server import Reply
 
 @dataclass
 class Run:
+    """A finished CLI run: its exit code, output, and the report and events it left in `agenttest-results/`, read
+    when it ended (a later run in the same directory cannot change what this one says)."""
+
     code: int
     stdout: str
     stderr: str
     cwd: Path
+    report_text: str | None = None
+    events_text: str | None = None
 
     @property
     def report(self) -> dict[str, Any]:
-        return json.loads((self.cwd / "agenttest-results" / "report.json").read_text())
+        assert self.report_text is not None, f"no report.json was written\n{self.stdout}{self.stderr}"
+        return json.loads(self.report_text)
 
     @property
     def events(self) -> list[dict[str, Any]]:
-        path = self.cwd / "agenttest-results" / "events.jsonl"
-        return [json.loads(line) for line in path.read_text().splitlines()]
+        assert self.events_text is not None, "no events.jsonl was written"
+        return [json.loads(line) for line in self.events_text.splitlines()]
 
     def result(self, case_id: str) -> dict[str, Any]:
         return next(r for r in self.report["results"] if r["id"] == case_id)
@@ -45,7 +51,13 @@ def run_cli(*args: str, cwd: Path, env: dict[str, str] | None = None, timeout: f
     full_env.update(env or {})
     proc = subprocess.run([sys.executable, "-m", "agenttest", *args], cwd=cwd, env=full_env, capture_output=True,
                           text=True, timeout=timeout, stdin=subprocess.DEVNULL)
-    return Run(proc.returncode, proc.stdout, proc.stderr, cwd)
+    results = cwd / "agenttest-results"
+    return Run(proc.returncode, proc.stdout, proc.stderr, cwd, _read(results / "report.json"),
+               _read(results / "events.jsonl"))
+
+
+def _read(path: Path) -> str | None:
+    return path.read_text() if path.is_file() else None
 
 
 class Project:

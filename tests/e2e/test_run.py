@@ -526,11 +526,14 @@ def test_a_hanging_after_hook_is_bounded(project: Project) -> None:
     assert run.result("a")["error"] == "after hook: timeout after 500ms"
 
 
-@pytest.mark.parametrize(("flag", "value", "message"), [
-    ("--replay", "cassettes", "--replay: record/replay is not built yet"),
-    ("--max-tokens", "1000", "--max-tokens: the run budget is not built yet"),
+@pytest.mark.parametrize(("args", "message"), [
+    (("--replay", "cassettes"), "--replay cassettes: no such directory (record it first with --record)"),
+    (("--record", "a", "--replay", "b"), "--record and --replay: a run either records its calls or replays them"),
+    (("--shard", "3/2"), "--shard: shard 3 of 2 does not exist: K goes from 1 to N"),
+    (("--shard", "half"), "--shard: expected K/N (e.g. 2/4), got 'half'"),
+    (("--baseline", "old/report.json"), "--baseline"),
 ])
-def test_flags_of_features_not_built_yet_say_so(project: Project, flag: str, value: str, message: str) -> None:
+def test_scale_flags_are_checked_before_any_case_runs(project: Project, args: tuple[str, ...], message: str) -> None:
     project.suite("suite.jsonl", {"id": "a", "input": "hi"})
-    run = project.run("-i", "suite.jsonl", flag, value)
+    run = project.run("-i", "suite.jsonl", *args)
     assert run.code == 2 and message in run.stderr

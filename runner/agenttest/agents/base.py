@@ -27,6 +27,8 @@ class AgentRequest:
     deadline: float | None = None
     # Who is asked: the agent under test (`target`), or a helper (`judge`, `simulator`, `generator`). Not sent.
     role: str = "target"
+    # The case the call is made for, as (file or generator, id): where record/replay keeps it. Not sent.
+    case: tuple[str, str] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The request as agents receive it (without the deadline)."""

@@ -50,6 +50,7 @@ class HelperCaller:
     deadline: float | None = None
     cache: HelperCache | None = None
     waiting_for: str | None = None
+    case: tuple[str, str] | None = None       # the case the calls are made for (record/replay)
 
     async def ask(self, role: str, agent_id: str, payload: dict[str, Any], read: Callable[[AgentResponse], T], *,
                   connector: str | None = None, sample: int = 0) -> T:
@@ -89,7 +90,8 @@ class HelperCaller:
         chat_id = f"{mode}-{self.context.get('test_id', 'run')}-{secrets.token_hex(4)}"
         content = json.dumps(payload, ensure_ascii=False, default=str)
         return AgentRequest(agent=agent_id, messages=[{"role": "user", "content": content}], options=options,
-                            context={**self.context, "chat_id": chat_id}, deadline=self.deadline, role=role)
+                            context={**self.context, "chat_id": chat_id}, deadline=self.deadline, role=role,
+                            case=self.case)
 
     async def _send(self, role: str, agent_id: str, request: AgentRequest) -> AgentResponse:
         self.waiting_for = f"the {role} {agent_id}"

@@ -17,7 +17,9 @@ from ..project import ProjectConfig
 from . import builtin, registry
 from .base import Agent
 from .builtin import BuiltinSettings
+from .meter import Meter, MeteredAgent
 from .openai_files import read_tools
+from .replay import Cassettes, RecordingAgent, ReplayingAgent
 
 # The settings that never count towards an agent's identity (they are secrets, not behaviour).
 _SECRET_FIELDS = {"api_key", "headers", "env"}
@@ -28,11 +30,15 @@ class AgentPool:
     after; `aclose` closes all of them."""
 
     def __init__(self, project: ProjectConfig, *, parallel: int = 4, retries: int = 2,
-                 connector_override: str | None = None) -> None:
+                 connector_override: str | None = None, meter: Meter | None = None,
+                 cassettes: Cassettes | None = None, replay: bool = False) -> None:
         self.project = project
         self._parallel = parallel
         self._retries = retries
         self._connector_override = connector_override
+        self._meter = meter
+        self._cassettes = cassettes
+        self._replay = replay
         self._agents: dict[str, Agent] = {}
 
     def target(self, agent_id: str | None) -> Agent:
@@ -105,17 +111,36 @@ class AgentPool:
             raise ConfigError(f"agent {agent_id!r} is not defined in {project.display_path}{hint}")
         return settings
 
+    def price(self, agent_id: str, connector: str | None = None) -> registry.Price | None:
+        """What the agent's calls cost: its own `price`, else that of the connector it uses (`connector`, a
+        request's override, else its own); None when unknown."""
+        settings = self._settings(agent_id)
+        if settings.price is not None:
+            return settings.price
+        name = connector or getattr(settings, "connector", None)
+        found = self.project.connectors.get(name) if name else None
+        return found.price if found is not None else None
+
     def _build(self, agent_id: str, settings: registry.ProviderSettings | BuiltinSettings,
                connector_override: str | None) -> Agent:
         if agent_id in self._agents:
             return self._agents[agent_id]
-        self.project.check_variables(agent_id, uses_connectors=hasattr(settings, "connector"))
-        context = registry.ProviderContext(config_dir=self.project.directory, pool_size=self._parallel,
-                                           retries=self._retries, connectors=self.project.connectors,
-                                           connector_override=connector_override)
-        if isinstance(settings, BuiltinSettings):
-            agent: Agent = builtin.create(agent_id, settings, context)
+        agent: Agent
+        if self._replay and self._cassettes is not None:     # no connection, no credential, no variable needed
+            agent = ReplayingAgent(agent_id, self._cassettes)
         else:
-            agent = registry.PROVIDERS[settings.provider].create(agent_id, settings, context)
+            self.project.check_variables(agent_id, uses_connectors=hasattr(settings, "connector"))
+            context = registry.ProviderContext(config_dir=self.project.directory, pool_size=self._parallel,
+                                               retries=self._retries, connectors=self.project.connectors,
+                                               connector_override=connector_override)
+            if isinstance(settings, BuiltinSettings):
+                agent = builtin.create(agent_id, settings, context)
+            else:
+                agent = registry.PROVIDERS[settings.provider].create(agent_id, settings, context)
+            if self._cassettes is not None:
+                agent = RecordingAgent(agent, self._cassettes)
+            if self._meter is not None:
+                agent = MeteredAgent(agent, self._meter,
+                                     lambda request: self.price(agent_id, request.options.get("connector")))
         self._agents[agent_id] = agent
         return agent

@@ -12,6 +12,15 @@ from pydantic import BaseModel, ConfigDict, Field
 from .base import Agent
 
 
+class Price(BaseModel):
+    """What a model costs, in USD per million tokens, for the run budget (`--max-cost`) and the cost by role."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    input: float = Field(ge=0)
+    output: float = Field(ge=0)
+
+
 class ProviderSettings(BaseModel):
     """Fields every agent entry may have; providers subclass this with their own (unknown keys are errors)."""
 
@@ -19,6 +28,7 @@ class ProviderSettings(BaseModel):
 
     provider: str
     description: str = ""                              # given to generators
+    price: Price | None = None                         # overrides its connector's price; 0/0 for a free agent
     tools: str | list[dict[str, Any]] | None = None    # OpenAI tool schema (a JSON file, or inline): given to
                                                        # generators; the openai provider also offers them
 
@@ -34,7 +44,7 @@ class ConnectorSettings(BaseModel):
     model: str
     headers: dict[str, str] = Field(default_factory=dict)
     params: dict[str, Any] = Field(default_factory=dict)
-    price: dict[str, float] | None = None   # USD per 1M tokens: {input, output}
+    price: Price | None = None              # USD per 1M tokens: {input, output}
 
 
 @dataclass

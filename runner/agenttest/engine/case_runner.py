@@ -97,7 +97,7 @@ class CaseRunner:
         work = CaseWork(deadline=started + timeout, timeout=timeout, run=run, usage=result.usage,
                         helpers=HelperCaller(agents=services.pool, usage=result.usage,
                                              context=services.context.request_context(case, run),
-                                             deadline=started + timeout,
+                                             deadline=started + timeout, case=case.key,
                                              cache=services.cache if run == 1 else None))
         before_data: Any = None
         try:
@@ -134,7 +134,7 @@ class CaseRunner:
         services = self.services
         return AgentRequest(agent=services.target.id, messages=messages,
                             options=request_options(case, services.connector), context=context,
-                            deadline=work.deadline)
+                            deadline=work.deadline, case=case.key)
 
     async def call_target(self, request: AgentRequest, work: CaseWork, where: str = "") -> tuple[AgentResponse, float]:
         """The target's response and how long it took (ms), its usage counted. Raises CaseFailure: `timeout`, or

@@ -66,7 +66,7 @@ async def generate(suite: Suite, pool: AgentPool, target_id: str, *, cwd: Path, 
     for position, source in reversed(suite.generators):
         started = time.monotonic()
         helpers = HelperCaller(agents=pool, usage=usage, context={**context, "test_id": "generator"},
-                               deadline=started + timeout, cache=cache)
+                               deadline=started + timeout, cache=cache, case=(source.spelled, "(generator)"))
         try:
             values = await asyncio.wait_for(_generated_values(source, target, helpers, cwd, pool.project), timeout)
         except (HelperError, asyncio.TimeoutError) as exc:   # the message names the generator agent or script

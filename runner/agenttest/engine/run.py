@@ -16,7 +16,9 @@ from typing import Any
 
 from .. import __version__
 from ..agents.cache import HelperCache
+from ..agents.meter import Meter
 from ..agents.pool import AgentPool
+from ..agents.replay import Cassettes
 from ..analysis import exit_code
 from ..cases import load_suite
 from ..cases.loader import Checks
@@ -67,19 +69,39 @@ async def _run(config: RunConfig, reporters: list[Reporter] | None) -> RunOutcom
     checks = checks_for(project, options.simulator)
     suite = load_suite(config.inputs, cwd=config.cwd, project_dir=project.directory if project.path else None,
                        exclude=[config.output_dir], checks=checks)
+    cassettes = _cassettes(config)
+    meter = Meter(max_cost=options.max_cost, max_tokens=options.max_tokens)
     pool = AgentPool(project, parallel=options.parallel, retries=options.retries,
-                     connector_override=options.connector)
+                     connector_override=options.connector, meter=meter, cassettes=cassettes,
+                     replay=bool(options.replay))
     try:
-        return await _run_suite(config, suite, pool, checks, reporters)
+        return await _run_suite(config, suite, pool, checks, meter, reporters)
     finally:
         await pool.aclose()
+        if cassettes is not None and options.record:
+            cassettes.save()
 
 
-async def _run_suite(config: RunConfig, suite: Suite, pool: AgentPool, checks: Checks,
+def _cassettes(config: RunConfig) -> Cassettes | None:
+    """The cassettes to record into or replay from. UsageError when there is nothing to replay."""
+    options = config.options
+    if options.replay:
+        directory = config.cwd / options.replay
+        if not directory.is_dir():
+            raise UsageError(f"--replay {options.replay}: no such directory (record it first with --record)")
+        return Cassettes(directory, options.replay)
+    return Cassettes(config.cwd / options.record, options.record) if options.record else None
+
+
+async def _run_suite(config: RunConfig, suite: Suite, pool: AgentPool, checks: Checks, meter: Meter,
                      reporters: list[Reporter] | None) -> RunOutcome:
     options = config.options
     context = RunContext.load(config.ctx_file, options.user, options.team)
-    cache = None if options.no_cache else HelperCache(config.cwd / options.cache)
+    # Recording must see every call, and a replay answers every call already: no helper cache for either.
+    cached = not (options.no_cache or options.record or options.replay)
+    cache = HelperCache(config.cwd / options.cache) if cached else None
+    if options.max_cost is not None and not options.replay:
+        check_prices(pool, [config.agent_id or "", *(s.ref for _, s in suite.generators if s.kind == "agent")])
     plan = await _plan(config, suite, pool, checks, context, cache)
     if options.dry_run:
         return RunOutcome(None, dry_run(plan.entries, config))
@@ -88,6 +110,8 @@ async def _run_suite(config: RunConfig, suite: Suite, pool: AgentPool, checks: C
     target = pool.target(config.agent_id)
     for agent_id in helper_agents(entries):
         pool.helper(agent_id)
+    if options.max_cost is not None and not options.replay:
+        check_prices(pool, helper_agents(entries))
     check_writable(config)
     reporters = reporters if reporters is not None else build_reporters(config)
     hooks = Hooks(agent_dir(config))
@@ -120,6 +144,10 @@ async def _run_suite(config: RunConfig, suite: Suite, pool: AgentPool, checks: C
         repeats.units, run_one=lambda unit: run_unit(unit, runners),
         skipped=lambda unit, reason: skipped_result(unit.entry, reason), parallel=options.parallel,
         on_start=unit_started, on_finish=unit_finished)
+    # Cases not yet started are skipped, saying so; those in flight finish.
+    meter.on_spent = lambda reason: scheduler.stop(f"not run: {reason}")
+    if meter.spent:                      # the generators spent it all
+        scheduler.stop(f"not run: {meter.spent}")
     _emit(reporters, "run_started", info)
 
     errors: list[str] = []
@@ -158,14 +186,24 @@ async def _run_suite(config: RunConfig, suite: Suite, pool: AgentPool, checks: C
     report = Report(info=info, results=results, summary=summary, completed_at=now(), usage=usage,
                     interrupted=scheduler.interrupted, error="; ".join(errors) or None, version=__version__,
                     runs=options.runs, shard=options.shard, suite=plan.suite_facts(),
-                    baseline=baseline, baseline_path=options.baseline)
+                    baseline=baseline, baseline_path=options.baseline, spending=meter.report())
     _emit(reporters, "run_finished", report)
     if scheduler.interrupted:
         return RunOutcome(report, EXIT_INTERRUPTED)
     if before_all_failed:
         return RunOutcome(report, EXIT_USAGE)
     regressions = report.data.get("comparison", {}).get("counts", {}).get("regressions")
-    return RunOutcome(report, exit_code(summary.ok and not errors, options.fail_on, regressions))
+    ok = summary.ok and not errors and not meter.spent     # a spent budget is never a green run
+    return RunOutcome(report, exit_code(ok, options.fail_on, regressions))
+
+
+def check_prices(pool: AgentPool, agent_ids: list[str]) -> None:
+    """With --max-cost, every agent the run calls needs a price: a model without one must not count as $0."""
+    unpriced = [agent_id for agent_id in dict.fromkeys(agent_ids) if agent_id and pool.price(agent_id) is None]
+    if unpriced:
+        raise UsageError(f"--max-cost: no price for {', '.join(repr(a) for a in unpriced)}: set price: {{input, "
+                         "output} (USD per million tokens) on the connector it uses, or on the agent "
+                         "({input: 0, output: 0} for one that costs nothing)")
 
 
 @dataclass

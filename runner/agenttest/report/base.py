@@ -48,6 +48,7 @@ class Report:
     suite: dict[str, Any] | None = None             # what was selected before sharding: count and digest
     baseline: dict[str, Any] | None = None          # --baseline: the earlier report.json
     baseline_path: str | None = None
+    spending: dict[str, Any] | None = None          # cost by role (when prices are known) and the budget
 
     @cached_property
     def data(self) -> dict[str, Any]:
@@ -76,6 +77,7 @@ class Report:
         summary["pass_rate"] = round(self.summary.pass_rate, 2)
         if self.usage.roles:
             summary["usage"] = self.usage.to_dict()
+        summary.update(self.spending or {})
         out: dict[str, Any] = {
             "summary": summary,
             "environment": self.info.environment,

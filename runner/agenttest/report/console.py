@@ -8,6 +8,7 @@ from typing import Any, TextIO
 import click
 
 from ..actions_log import write_line
+from ..analysis import run_ok
 from ..cases.model import Case, InvalidCase
 from ..durations import format_duration, format_elapsed
 from ..results import CaseResult
@@ -16,7 +17,7 @@ from ..usage import usage_line
 from . import escape
 from .base import Report, Reporter, RunInfo
 from .escape import to_text as to_display
-from .verdicts import comparison_line, stability_line
+from .verdicts import comparison_line, cost_line, stability_line
 
 WIDTH = 63
 PROGRESS_EVERY = 10.0   # seconds between `[Progress: …]` lines when not on a TTY
@@ -101,6 +102,11 @@ class ConsoleReporter(Reporter):
         tokens = usage_line(report.usage.to_dict())
         if tokens:
             self._line(f"  Tokens:    {tokens}")
+        if isinstance(summary.get("cost"), dict):
+            self._line(f"  Cost:      {cost_line(summary['cost'])}")
+        spent = (summary.get("budget") or {}).get("spent")
+        if spent:
+            self._line(self._style(f"  ⚠ {spent}: the cases not yet started were skipped", "yellow", bold=True))
         for reason, count in self._not_run.items():
             self._line(self._style(f"  ○ {count} {'case' if count == 1 else 'cases'} {reason}", "yellow"))
         if report.interrupted:
@@ -109,7 +115,7 @@ class ConsoleReporter(Reporter):
             self._line(self._style(f"  ✗ {error}", "red", bold=True))
         self._line()
         self._line("═" * WIDTH)
-        if s.ok and not report.interrupted and not report.error:
+        if run_ok(report.data):
             self._line(self._style("  ✨ ALL TESTS PASSED ✨", "green", bold=True))
         else:
             self._line(self._style("  ❌ TESTS FAILED", "red", bold=True))

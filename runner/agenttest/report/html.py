@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from ..analysis import run_ok
 from ..durations import format_elapsed
 from .escape import html_text, preview
 from .verdicts import (
@@ -57,7 +58,7 @@ def _page(report: Mapping[str, Any]) -> Iterator[str]:
     metadata = report.get("metadata") or {}
     results = list(report.get("results") or [])
     failing = [r for r in results if is_failing(r)]
-    ok = not failing and not report.get("interrupted") and not report.get("error")
+    ok = run_ok(report)
     title = f"agenttest: {'passed' if ok else 'failed'} ({summary.get('passed', 0)}/{summary.get('total', 0)})"
     yield "<!DOCTYPE html>"
     yield '<html lang="en">'

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..analysis import run_ok
 from ..durations import format_elapsed
 from ..usage import usage_line
 from .escape import md_block, md_code, md_html, md_text, preview, to_text
@@ -25,6 +26,7 @@ from .verdicts import (
     checkpoint_cells,
     checkpoint_rows,
     comparison_line,
+    cost_line,
     first_reason,
     is_dynamic,
     is_failing,
@@ -169,8 +171,9 @@ def _header(report: Mapping[str, Any], links: SourceLinks) -> Iterator[str]:
     if report.get("interrupted"):
         ran = sum(1 for result in results if not never_ran(result))
         icon, verdict = "⚠️", f"interrupted after {ran} of {total} cases"
-    elif bad or report.get("error"):
-        icon, verdict = "❌", ", ".join(bad) or "run error"
+    elif not run_ok(report):
+        budget = summary.get("budget") if isinstance(summary.get("budget"), Mapping) else {}
+        icon, verdict = "❌", ", ".join(bad) or ("budget spent" if budget.get("spent") else "run error")
         verdict += f" — {passed} of {total} passed"
     else:
         icon, verdict = "✅", f"all {passed} cases passed" if passed == total else f"{passed} of {total} passed"
@@ -193,7 +196,13 @@ def _header(report: Mapping[str, Any], links: SourceLinks) -> Iterator[str]:
     yield ""
     usage = summary.get("usage")
     if isinstance(usage, Mapping) and usage:
-        yield f"**Tokens** {md_text(usage_line(usage))}"
+        cost = f" · **Cost** {md_text(cost_line(dict(summary['cost'])))}" \
+            if isinstance(summary.get("cost"), Mapping) else ""
+        yield f"**Tokens** {md_text(usage_line(usage))}{cost}"
+        yield ""
+    spent = (summary.get("budget") or {}).get("spent") if isinstance(summary.get("budget"), Mapping) else None
+    if spent:
+        yield f"> ⚠️ **{md_text(spent)}**: the cases not yet started were skipped."
         yield ""
     if report.get("error"):
         yield f"> ❗ **Run error:** {md_text(report['error'])}"

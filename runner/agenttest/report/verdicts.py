@@ -236,3 +236,9 @@ def comparison_line(comparison: dict[str, Any]) -> str:
     if isinstance(rate.get("before"), (int, float)) and isinstance(rate.get("now"), (int, float)):
         text += f" · pass rate {rate['before']:.1f}% → {rate['now']:.1f}%"
     return text
+
+
+def cost_line(cost: dict[str, Any]) -> str:
+    """`$0.0123 (target $0.0100 · judge $0.0023)`."""
+    roles = " · ".join(f"{role} ${value:.4f}" for role, value in cost.items() if role != "total_usd")
+    return f"${float(cost.get('total_usd', 0)):.4f}" + (f" ({roles})" if roles else "")

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ...errors import ConfigError
 from ..openai import OpenAIAgent, OpenAISettings, build_openai_agent
-from ..registry import ProviderContext
+from ..registry import Price, ProviderContext
 
 ROLES = ("validator", "simulator", "generator")
 
@@ -40,6 +40,7 @@ class BuiltinSettings(BaseModel):
     params: dict[str, Any] = Field(default_factory=dict)
     stream: bool = False
     prompt: str | None = None     # a file, relative to the config's directory
+    price: Price | None = None    # overrides its connector's price
 
 
 def default_prompt(role: str) -> str:

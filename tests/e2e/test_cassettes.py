@@ -1,0 +1,154 @@
+"""Record and replay through the real CLI: every agent call — the target on an OpenAI-compatible server, a judge,
+a simulator, a generator — recorded once, then replayed with no server and no secret, as a fork's pull request
+runs; and the run budget (`--max-tokens`, `--max-cost`)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aiohttp import web
+
+from e2e.conftest import Project, Run, helper_server
+from fakes.openai_server import completion, last_user_text
+
+KEY = "sk-cassette-secret-93af"
+
+CONFIG = """
+    version: 1
+    defaults:
+      name: llm
+    connectors:
+      brain:
+        base_url: ${BRAIN_URL}
+        api_key: ${BRAIN_KEY}
+        model: brain-1
+        price: {input: 2, output: 8}
+    agents:
+      llm:
+        provider: openai
+        connector: brain
+      judge:
+        builtin: validator
+        connector: brain
+      sim:
+        builtin: simulator
+        connector: brain
+      gen:
+        builtin: generator
+        connector: brain
+    """
+
+SUITE = [
+    {"id": "judged", "input": "please say refund", "assert": [
+        {"type": "contains", "value": "refund"},
+        {"type": "agent", "use": "agents:judge", "value": "it mentions a 'refund'", "options": {"samples": 3}}]},
+    {"id": "talk", "input": "hi", "simulator": {"use": "sim", "options": {"metadata": {
+        "goal": "chat", "script": ["hi", "tell me about refunds"]}}},
+     "checkpoints": [{"id": "refunds", "assert": {"type": "contains", "value": "refunds"}}]},
+    {"id": "fails", "input": "no", "assert": {"type": "contains", "value": "never"}},
+]
+
+
+async def _model(request: web.Request, body: Any) -> web.StreamResponse:
+    return await completion(f"you said: {last_user_text(body)}", usage=(30, 10))(request, body)
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Project:
+    proj = Project(tmp_path)
+    proj.write("agenttest.yaml", CONFIG)
+    proj.suite("tests/s.jsonl", *SUITE)
+    return proj
+
+
+def statuses(run: Run) -> dict[str, tuple[str, str | None]]:
+    return {r["id"]: (r["status"], r.get("error")) for r in run.report["results"]}
+
+
+def test_a_recorded_run_replays_without_any_server_or_secret(project: Project) -> None:
+    with helper_server(target=_model) as (_, server):
+        env = {"BRAIN_URL": server.base_url, "BRAIN_KEY": KEY}
+        recorded = project.run("-i", "tests/s.jsonl", "-i", "agents:gen?count=2", "--record", "tapes", env=env)
+        made = len(server.requests)
+    assert recorded.code == 1, recorded.stdout + recorded.stderr
+    live = statuses(recorded)
+    assert live["judged"][0] == "passed" and live["talk"][0] == "passed" and live["fails"][0] == "failed"
+    files = sorted(str(p.relative_to(project.root / "tapes")) for p in (project.root / "tapes").rglob("*.json"))
+    assert files == ["generated/agents_gen_count_2.json", "tests/s.jsonl.json"]
+    for path in (project.root / "tapes").rglob("*.json"):
+        assert KEY not in path.read_text()
+    # A fork: no server, none of the variables the config reads.
+    replayed = project.run("-i", "tests/s.jsonl", "-i", "agents:gen?count=2", "--replay", "tapes")
+    assert replayed.code == 1, replayed.stdout + replayed.stderr
+    assert statuses(replayed) == live and made > 10
+    judge = replayed.result("judged")["assertions"][1]
+    assert judge["details"]["votes"] == {"passed": 3, "failed": 0}
+    assert replayed.result("talk")["metadata"]["total_turns"] == 2
+    assert replayed.report["summary"]["usage"]["target"]["calls"] == recorded.report["summary"]["usage"]["target"][
+        "calls"]
+
+
+def test_recording_again_changes_only_what_changed(project: Project) -> None:
+    with helper_server(target=_model) as (_, server):
+        env = {"BRAIN_URL": server.base_url, "BRAIN_KEY": KEY}
+        project.run("-i", "tests/s.jsonl", "--record", "tapes", env=env)
+        tape = project.root / "tapes" / "tests" / "s.jsonl.json"
+        first = tape.read_bytes()
+        project.run("-i", "tests/s.jsonl", "--record", "tapes", env=env)
+        assert tape.read_bytes() == first                          # byte-stable: no timestamp, sorted keys
+        changed = [dict(SUITE[0]), SUITE[1], {**SUITE[2], "input": "no, never"}]
+        project.suite("tests/s.jsonl", *changed)
+        project.run("-i", "tests/s.jsonl", "--run", "fails", "--record", "tapes", env=env)
+    before, after = json.loads(first)["cases"], json.loads(tape.read_text())["cases"]
+    assert after["judged"] == before["judged"] and after["talk"] == before["talk"]    # not run: kept as they were
+    assert after["fails"] != before["fails"]
+    assert after["fails"][0]["request"]["messages"] == [{"role": "user", "content": "no, never"}]
+
+
+def test_a_replay_miss_is_an_infra_error_saying_what_differs(project: Project) -> None:
+    with helper_server(target=_model) as (_, server):
+        project.run("-i", "tests/s.jsonl", "--record", "tapes", env={"BRAIN_URL": server.base_url,
+                                                                      "BRAIN_KEY": KEY})
+    project.suite("tests/s.jsonl", SUITE[0], SUITE[1], {**SUITE[2], "input": "yes"}, {"id": "new", "input": "x"})
+    replayed = project.run("-i", "tests/s.jsonl", "--replay", "tapes")
+    fails, new = replayed.result("fails"), replayed.result("new")
+    assert (fails["status"], fails["error_kind"]) == ("error", "infra")
+    assert fails["error"] == (
+        "agent error: replay: no recording of this target call to llm in tapes/tests/s.jsonl.json, case 'fails'; "
+        'the nearest (target call to llm) differs at messages[0].content: "no" recorded, "yes" now; re-record '
+        "with --record tapes")
+    assert new["error"] == ("agent error: replay: nothing recorded for tapes/tests/s.jsonl.json, case 'new'; "
+                            "record with --record tapes")
+    assert replayed.result("judged")["status"] == "passed"
+    more_runs = project.run("-i", "tests/s.jsonl", "--replay", "tapes", "--runs", "2", "--run", "judged")
+    assert more_runs.result("judged")["runs"][1]["error_kind"] == "infra"     # run 2 was never recorded
+
+
+def test_the_run_budget_skips_what_has_not_started_and_fails_the_run(project: Project) -> None:
+    project.suite("tests/many.jsonl", *[{"id": f"c{i}", "input": f"x{i}", "assert": {"type": "contains",
+                                                                                     "value": "said"}}
+                                        for i in range(12)])
+    with helper_server(target=_model) as (_, server):
+        env = {"BRAIN_URL": server.base_url, "BRAIN_KEY": KEY}
+        spent = project.run("-i", "tests/many.jsonl", "--max-tokens", "100", "--parallel", "1", env=env)
+        summary_md = (project.root / "agenttest-results" / "summary.md").read_text()
+        assert len(server.requests) == 3
+        priced = project.run("-i", "tests/many.jsonl", "--max-cost", "1", env=env)
+        unpriced_config = CONFIG.replace("        price: {input: 2, output: 8}\n", "")
+        project.write("agenttest.yaml", unpriced_config)
+        refused = project.run("-i", "tests/many.jsonl", "--max-cost", "1", env=env)
+    assert spent.code == 1
+    summary = spent.report["summary"]
+    assert (summary["passed"], summary["skipped"]) == (3, 9)
+    assert summary["budget"] == {"max_tokens": 100, "spent": "budget spent: 120 tokens of --max-tokens 100"}
+    assert spent.result("c11")["error"] == "not run: budget spent: 120 tokens of --max-tokens 100"
+    assert "⚠ budget spent: 120 tokens of --max-tokens 100" in spent.stdout and "❌ TESTS FAILED" in spent.stdout
+    assert summary_md.startswith("## ❌ agenttest: budget spent — 3 of 12 passed, 9 skipped")
+    assert "> ⚠️ **budget spent: 120 tokens of --max-tokens 100**: the cases not yet started were skipped" in summary_md
+    # 12 calls of 30 prompt and 10 completion tokens at $2 and $8 per million: 12 × $0.00014
+    assert priced.code == 0 and priced.report["summary"]["cost"] == {"total_usd": 0.00168, "target": 0.00168}
+    assert "Cost:      $0.0017 (target $0.0017)" in priced.stdout
+    assert refused.code == 2 and "--max-cost: no price for 'llm'" in refused.stderr
