@@ -79,3 +79,12 @@ def test_the_helper_agents_example_loads(tmp_path: Path) -> None:
     roles = {agent_id: getattr(settings, "builtin", None) for agent_id, settings in project.agents.items()}
     assert roles == {"workers.test.validator": "validator", "workers.test.user": "simulator",
                      "workers.test.generator": "generator"}
+
+
+def test_the_budget_example_loads_with_its_prices(tmp_path: Path) -> None:
+    config = next(block for block in _blocks("yaml") if "price:" in block)
+    path = tmp_path / "agenttest.yaml"
+    path.write_text(config)
+    project = load_project(path)
+    assert project.connectors["openai"].price is not None and project.connectors["openai"].price.output == 0.6
+    assert project.agents["assistants.local"].price is not None
