@@ -26,4 +26,4 @@ def test_format_like_go(seconds: float, text: str) -> None:
 
 
 def test_elapsed() -> None:
-    assert [format_elapsed(s) for s in (0.0004, 0.12, 2.73, 108)] == ["400µs", "120ms", "2.7s", "1.8m"]
+    assert [format_elapsed(s) for s in (0.0004, 0, 0.12, 2.73, 108)] == ["<1ms", "<1ms", "120ms", "2.7s", "1.8m"]

@@ -85,13 +85,16 @@ def run_action(environ: Mapping[str, str]) -> int:
         "total": summary.get("total", 0), "passed": summary.get("passed", 0), "failed": summary.get("failed", 0),
         "errors": summary.get("errors", 0), "timeouts": summary.get("timeouts", 0),
         "skipped": summary.get("skipped", 0), "pass-rate": summary.get("pass_rate", 0),
-        "conclusion": "success" if outcome.exit_code == 0 else "failure",
+        "conclusion": "success" if analysis.run_ok(report) else "failure",
         **{name: _relative(path, settings.workspace) for name, path in artifact_paths(config).items()},
     }
     if regressions is not None:
         outputs["regressions"] = regressions
     write_outputs(environ.get("GITHUB_OUTPUT"), outputs)
-    return exit_code(settings.fail_on, outcome.exit_code, regressions)
+    if settings.fail_on == "regression" and regressions is None:
+        write_line(sys.stdout, workflow_command("warning", "agenttest: fail-on: regression needs a baseline; "
+                                                           "failing on any failure instead"))
+    return outcome.exit_code      # `fail-on` is a run option: the run decided
 
 
 def read_settings(environ: Mapping[str, str]) -> ActionSettings:
@@ -115,6 +118,7 @@ def read_settings(environ: Mapping[str, str]) -> ActionSettings:
     fail_on = (inputs.get("fail-on") or "failure").lower()
     if fail_on not in FAIL_ON:
         raise UsageError(f"fail-on: {inputs['fail-on']!r} is not one of {', '.join(FAIL_ON)}")
+    values["fail_on"] = fail_on
     return ActionSettings(values=values, cwd=cwd, workspace=workspace, fail_on=fail_on)
 
 
@@ -143,16 +147,6 @@ def parse_args(suites: list[str], args: str) -> dict[str, Any]:
     except click.exceptions.Exit as exc:     # --help or --version: nothing to run
         raise UsageError(f"args: {args!r} asks for no run") from exc
     return {key: value for key, value in context.params.items() if value is not None and value != ()}
-
-
-def exit_code(fail_on: str, run_exit: int, regressions: int | None) -> int:
-    """The step's exit code: usage errors and interrupts always fail; test failures per `fail-on`."""
-    if run_exit not in (0, 1):
-        return run_exit
-    if fail_on == "regression" and regressions is None:
-        write_line(sys.stdout, workflow_command("warning", "agenttest: fail-on: regression needs a baseline; "
-                                                           "failing on any failure instead"))
-    return analysis.exit_code(run_exit == 0, fail_on, regressions)
 
 
 def write_outputs(path: str | None, outputs: Mapping[str, Any]) -> None:

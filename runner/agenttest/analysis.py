@@ -30,47 +30,59 @@ def stability_class(pass_rate: float) -> str:
 
 
 def case_verdict(runs: Sequence[CaseResult], min_pass_rate: float = 100.0) -> CaseResult:
-    """One case's result over its runs. A single run is its own result. Over several, the case passes when its
-    pass rate is at least `min_pass_rate`; the result shown is a run that explains the verdict (the first failing
-    one for a failed case, the first passing one otherwise), with every run listed and the stability figures."""
+    """One case's result over its runs. A single run is its own result. Over several, the case passes when at
+    least `min_pass_rate` percent of its counted runs pass — runs that failed outside the agent (infra) are not
+    counted, as in pass^k; the result shown is a run that explains the verdict (the first failing one for a failed
+    case, the first passing one otherwise), with every run listed and the stability figures. A case whose runs
+    were cut short (an interrupt, --fail-fast, a spent budget) has no verdict: it is `skipped`, saying so."""
     if len(runs) == 1:
         return runs[0]
     ran = [run for run in runs if run.ran]
     if not ran:                      # the run stopped before this case: skipped, as a single run would be
         return runs[0]
-    passed = [run for run in ran if run.status == "passed"]
-    pass_rate = 100.0 * len(passed) / len(ran)
-    counted = pass_rate >= min_pass_rate
-    failing = [run for run in ran if run.status != "passed"]
-    shown = (passed or ran)[0] if counted else failing[0]
+    counted = [run for run in ran if run.error_kind not in NOT_THE_AGENT]
+    passed = [run for run in counted if run.status == "passed"]
+    failing = [run for run in counted if run.status != "passed"]
+    complete = len(ran) == len(runs)
+    pass_rate = 100.0 * len(passed) / len(counted) if counted else 0.0
+    counts = bool(counted) and pass_rate >= min_pass_rate
+    shown = (passed or ran)[0] if counts else (failing or ran)[0]
     result = copy.copy(shown)
     result.usage = Usage.total(run.usage for run in runs)
     result.runs = [_run_detail(number, run) for number, run in enumerate(runs, start=1)]
     result.stability = stability_row(result, runs, min_pass_rate)
-    durations = [run.duration_ms for run in ran]
-    result.duration_ms = round(statistics.fmean(durations))
-    if counted:
+    result.duration_ms = round(statistics.fmean(run.duration_ms for run in ran))
+    if not complete:
+        reason = next(run.error for run in runs if not run.ran) or "not run"
+        result.status, result.error_kind = "skipped", None
+        result.error = f"only {len(ran)} of {len(runs)} runs ran ({reason}): no verdict"
+        result.stability["counted_as"] = "skipped"
+    elif not counted:                # every run failed outside the agent: an error of that kind, not a verdict
+        result.error = f"every run failed outside the agent: {shown.error}"
+    elif counts:
         result.status, result.error, result.error_kind = "passed", None, None
     else:
-        note = f"{len(passed)} of {len(ran)} runs passed ({_percent(pass_rate)}, below --min-pass-rate " \
+        note = f"{len(passed)} of {len(counted)} runs passed ({_percent(pass_rate)}, below --min-pass-rate " \
                f"{_percent(min_pass_rate)})"
         result.error = f"{note}: {shown.error}" if shown.error else note
     return result
 
 
 def stability_row(result: CaseResult, runs: Sequence[CaseResult], min_pass_rate: float) -> dict[str, Any]:
-    """The case's line of `stability_results` (Yao's fields, plus `flaky`, `counted_as`, `file`, `line`)."""
+    """The case's line of `stability_results` (Yao's fields, plus `flaky`, `counted_as`, `infra_errors`,
+    `not_run`, `file`, `line`). Runs that failed outside the agent are counted apart, not as failures."""
     ran = [run for run in runs if run.ran]
-    passed = sum(1 for run in ran if run.status == "passed")
-    pass_rate = 100.0 * passed / len(ran) if ran else 0.0
+    counted = [run for run in ran if run.error_kind not in NOT_THE_AGENT]
+    passed = sum(1 for run in counted if run.status == "passed")
+    pass_rate = 100.0 * passed / len(counted) if counted else 0.0
     durations = [run.duration_ms for run in ran] or [0]
     return {
         "id": result.id, "file": result.file, "line": result.line,
-        "runs": len(ran), "passed": passed, "failed": len(ran) - passed,
+        "runs": len(ran), "passed": passed, "failed": len(counted) - passed,
         "pass_rate": round(pass_rate, 2), "stability_class": stability_class(pass_rate),
-        "flaky": 0 < passed < len(ran),
-        "counted_as": "passed" if ran and pass_rate >= min_pass_rate else "failed",
-        "infra_errors": sum(1 for run in ran if run.error_kind in NOT_THE_AGENT),
+        "flaky": 0 < passed < len(counted),
+        "counted_as": "passed" if counted and pass_rate >= min_pass_rate else "failed",
+        "infra_errors": len(ran) - len(counted),
         "avg_duration_ms": round(statistics.fmean(durations), 1), "min_duration_ms": min(durations),
         "max_duration_ms": max(durations), "std_deviation_ms": round(statistics.pstdev(durations), 1),
         "not_run": len(runs) - len(ran),
@@ -83,7 +95,8 @@ def pass_at_k(rows: Iterable[Mapping[str, Any]], runs: int) -> tuple[dict[str, f
     failed outside the agent (infra) are left out of n; a case with fewer than k counted runs is left out at k."""
     at: dict[str, float] = {}
     hat: dict[str, float] = {}
-    counted = [(int(row["runs"]) - int(row.get("infra_errors", 0)), int(row["passed"])) for row in rows]
+    counted = [(int(row["runs"]) - int(row.get("infra_errors", 0)), int(row["passed"])) for row in rows
+               if row.get("counted_as") != "skipped"]
     for k in range(1, runs + 1):
         usable = [(n, c) for n, c in counted if n >= k]
         if not usable:
@@ -94,7 +107,8 @@ def pass_at_k(rows: Iterable[Mapping[str, Any]], runs: int) -> tuple[dict[str, f
 
 
 def stability_summary(rows: Sequence[Mapping[str, Any]], runs: int) -> dict[str, Any]:
-    """The summary's stability fields (with `--runs`)."""
+    """The summary's stability fields (with `--runs`), over the cases that ran every run."""
+    rows = [row for row in rows if row.get("counted_as") != "skipped"]
     at, hat = pass_at_k(rows, runs)
     return {
         "total_runs": sum(int(row["runs"]) for row in rows),
@@ -117,8 +131,8 @@ def compare(current: Mapping[str, Any], baseline: Mapping[str, Any], *, path: st
     """How this run differs from an earlier one, case by case (keyed by file and id): regressions (passed then,
     not now), fixes, still failing, new and removed cases, and pass-rate and duration changes. A `partial` run
     (one shard) cannot tell removed cases from other shards' cases: it reports none."""
-    before = {case_key(r): r for r in baseline.get("results") or [] if isinstance(r, Mapping)}
-    now = {case_key(r): r for r in current.get("results") or [] if isinstance(r, Mapping)}
+    before, now = _by_key(baseline), _by_key(current)
+    _match_moved(before, now)
     groups: dict[str, list[dict[str, Any]]] = {"regressions": [], "fixes": [], "still_failing": [], "new": [],
                                                "removed": []}
     changes: list[dict[str, Any]] = []
@@ -141,17 +155,48 @@ def compare(current: Mapping[str, Any], baseline: Mapping[str, Any], *, path: st
             changes.append(change)
     if not partial:
         groups["removed"] = [_entry(old, old) for key, old in before.items() if key not in now]
-    summary, base_summary = current.get("summary") or {}, baseline.get("summary") or {}
-    meta = baseline.get("metadata") or {}
+    summary, base_summary = _mapping(current.get("summary")), _mapping(baseline.get("summary"))
+    meta = _mapping(baseline.get("metadata"))
+    base_rate = base_summary.get("pass_rate")
+    if partial:      # a shard: the baseline's pass rate over the cases this shard ran
+        base_rate = _pass_rate([before[key] for key in now if key in before])
     return {
         "baseline": {"path": path, "started_at": meta.get("started_at"), "version": meta.get("version"),
                      **({"partial": True} if partial else {})},
         **{name: items for name, items in groups.items()},
         "counts": {name: len(items) for name, items in groups.items()},
-        "pass_rate": _delta(base_summary.get("pass_rate"), summary.get("pass_rate")),
+        "pass_rate": _delta(base_rate, summary.get("pass_rate")),
         "duration_ms": _delta(base_summary.get("duration_ms"), summary.get("duration_ms")),
         "changes": changes,
     }
+
+
+def _by_key(report: Mapping[str, Any]) -> dict[tuple[str, str], Mapping[str, Any]]:
+    """A report's results by case key; the first of a duplicate id wins (the second is an invalid entry)."""
+    found: dict[tuple[str, str], Mapping[str, Any]] = {}
+    for result in report.get("results") or []:
+        if isinstance(result, Mapping):
+            found.setdefault(case_key(result), result)
+    return found
+
+
+def _match_moved(before: dict[tuple[str, str], Mapping[str, Any]],
+                 now: dict[tuple[str, str], Mapping[str, Any]]) -> None:
+    """A case whose suite file was renamed or moved is still the same case: an id found once among the cases that
+    disappeared and once among those that appeared is matched across (the old entry is keyed by its new place)."""
+    gone = [key for key in before if key not in now]
+    fresh = [key for key in now if key not in before]
+    gone_ids = _unique_ids(gone)
+    for key in fresh:
+        if key[1] in gone_ids and _unique_ids(fresh).get(key[1]) == key:
+            before[key] = {**before.pop(gone_ids[key[1]]), "moved_from": gone_ids[key[1]][0]}
+
+
+def _unique_ids(keys: list[tuple[str, str]]) -> dict[str, tuple[str, str]]:
+    counts: dict[str, int] = {}
+    for _, case_id in keys:
+        counts[case_id] = counts.get(case_id, 0) + 1
+    return {case_id: key for key in keys for case_id in [key[1]] if counts[case_id] == 1}
 
 
 def _passed(result: Mapping[str, Any]) -> bool | None:
@@ -164,6 +209,8 @@ def _entry(result: Mapping[str, Any], old: Mapping[str, Any] | None) -> dict[str
                              "status": result.get("status")}
     if old is not None and old is not result:
         entry["was"] = old.get("status")
+        if old.get("moved_from"):
+            entry["moved_from"] = old["moved_from"]
     if result.get("error"):
         entry["error"] = result["error"]
     return entry
@@ -175,7 +222,7 @@ def _change(result: Mapping[str, Any], old: Mapping[str, Any]) -> dict[str, Any]
     rate, old_rate = _rate(result), _rate(old)
     if rate is not None and old_rate is not None and rate != old_rate:
         change["pass_rate"] = _delta(old_rate, rate)
-    duration, old_duration = result.get("duration_ms") or 0, old.get("duration_ms") or 0
+    duration, old_duration = _number(result.get("duration_ms")), _number(old.get("duration_ms"))
     if old_duration >= 100 and duration >= 100 and not 0.5 <= duration / old_duration <= 2:
         change["duration_ms"] = _delta(old_duration, duration)
     if not change:
@@ -183,17 +230,36 @@ def _change(result: Mapping[str, Any], old: Mapping[str, Any]) -> dict[str, Any]
     return {"id": result.get("id"), "file": result.get("file"), "line": result.get("line"), **change}
 
 
+def _number(value: Any) -> float:
+    """A count or duration from a report that may have been edited: anything but a finite number is 0."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return 0.0
+    return float(value)
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _pass_rate(results: list[Mapping[str, Any]]) -> float | None:
+    """passed / (total − skipped), in percent, as the summary computes it."""
+    ran = [result for result in results if result.get("status") != "skipped"]
+    return round(100.0 * sum(1 for r in ran if r.get("status") == "passed") / len(ran), 2) if ran else None
+
+
 def _rate(result: Mapping[str, Any]) -> float | None:
     stability = result.get("stability")
-    if isinstance(stability, Mapping) and isinstance(stability.get("pass_rate"), (int, float)):
+    if isinstance(stability, Mapping) and isinstance(stability.get("pass_rate"), (int, float)) \
+            and math.isfinite(stability["pass_rate"]):
         return float(stability["pass_rate"])
     passed = _passed(result)
     return None if passed is None else 100.0 if passed else 0.0
 
 
 def _delta(before: Any, now: Any) -> dict[str, Any]:
-    numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (before, now))
-    return {"before": before, "now": now, "delta": round(now - before, 2) if numbers else None}
+    finite = [isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in (before, now)]
+    before, now = (v if ok else None for v, ok in zip((before, now), finite, strict=True))
+    return {"before": before, "now": now, "delta": round(now - before, 2) if all(finite) else None}
 
 
 def run_ok(report: Mapping[str, Any]) -> bool:
@@ -205,14 +271,15 @@ def run_ok(report: Mapping[str, Any]) -> bool:
                 or report.get("interrupted") or report.get("error") or budget.get("spent"))
 
 
-def exit_code(ok: bool, fail_on: str, regressions: int | None) -> int:
+def exit_code(ok: bool, fail_on: str, regressions: int | None, *, spent: bool = False) -> int:
     """The run's exit code for a finished run: `failure` (default) fails on any case that did not pass;
-    `regression` only on regressions against the baseline (on any failure without one); `never` does not fail."""
+    `regression` only on regressions against the baseline (on any failure without one) — and on a spent budget,
+    which left cases unchecked; `never` does not fail."""
     if fail_on == "never":
         return EXIT_OK
     if fail_on == "regression" and regressions is not None:
-        return EXIT_FAILED if regressions else EXIT_OK
-    return EXIT_OK if ok else EXIT_FAILED
+        return EXIT_FAILED if regressions or spent else EXIT_OK
+    return EXIT_OK if ok and not spent else EXIT_FAILED
 
 
 def _run_detail(number: int, run: CaseResult) -> dict[str, Any]:

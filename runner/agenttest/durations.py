@@ -61,9 +61,9 @@ def format_duration(seconds: float) -> str:
 
 
 def format_elapsed(seconds: float) -> str:
-    """Short human duration for the console (Yao's layout): `850µs`, `120ms`, `2.7s`, `1.8m`."""
+    """Short human duration for the console (Yao's layout): `<1ms`, `120ms`, `2.7s`, `1.8m`."""
     if seconds < 1e-3:
-        return f"{round(seconds * 1e6)}µs"
+        return "<1ms"
     if seconds < 1:
         return f"{round(seconds * 1e3)}ms"
     if seconds < 60:

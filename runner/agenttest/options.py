@@ -35,7 +35,7 @@ class RunOptions(BaseModel):
     timeout: str = "2m"
     parallel: int = Field(4, ge=1)
     runs: int = Field(1, ge=1)
-    min_pass_rate: float = Field(100.0, ge=0, le=100)
+    min_pass_rate: float = Field(100.0, gt=0, le=100, allow_inf_nan=False)
     run: str | None = None
     shard: str | None = None
     fail_fast: bool = False
@@ -46,7 +46,7 @@ class RunOptions(BaseModel):
     no_cache: bool = False
     record: str | None = None
     replay: str | None = None
-    max_cost: float | None = Field(None, ge=0)
+    max_cost: float | None = Field(None, ge=0, allow_inf_nan=False)
     max_tokens: int | None = Field(None, ge=0)
     annotations: bool | None = None
     max_annotations: int = Field(10, ge=0)

@@ -77,6 +77,8 @@ def field_errors(exc: ValidationError, model: type[BaseModel], prefix: str = "")
                                     f"expected {_EXPECTED[kind]}, got {json_type(error['input'])}"))
         elif kind == "value_error":
             found.append(FieldError("invalid", prefix, loc, str(error.get("ctx", {}).get("error", error["msg"]))))
+        elif kind == "finite_number":
+            found.append(FieldError("invalid", prefix, loc, f"must be a finite number, got {error['input']!r}"))
         elif kind in _BOUNDS:
             word, key = _BOUNDS[kind]
             found.append(FieldError("invalid", prefix, loc, f"must be {word} {error.get('ctx', {}).get(key)}, "

@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 import yaml
 
-from agenttest.action import exit_code, read_inputs, write_outputs
+from agenttest.action import read_inputs, write_outputs
+from agenttest.analysis import exit_code
 from e2e.conftest import helper_server
 
 REPO = Path(__file__).resolve().parents[2]
@@ -258,12 +259,13 @@ def test_inputs_are_read_as_the_toolkit_reads_them() -> None:
         "output-dir": "out", "fail-on": None, "my input": "x", "absent": None}
 
 
-@pytest.mark.parametrize(("fail_on", "run_exit", "regressions", "expected"), [
-    ("failure", 1, None, 1), ("failure", 0, None, 0), ("never", 1, None, 0), ("never", 2, None, 2),
-    ("regression", 1, 0, 0), ("regression", 1, 2, 1), ("regression", 0, 0, 0), ("failure", 130, None, 130),
+@pytest.mark.parametrize(("fail_on", "ok", "regressions", "spent", "expected"), [
+    ("failure", False, None, False, 1), ("failure", True, None, False, 0), ("never", False, None, True, 0),
+    ("regression", False, 0, False, 0), ("regression", False, 2, False, 1), ("regression", True, 0, False, 0),
+    ("regression", True, 0, True, 1), ("failure", True, None, True, 1), ("regression", False, None, False, 1),
 ])
-def test_exit_code_per_fail_on(fail_on: str, run_exit: int, regressions: Any, expected: int) -> None:
-    assert exit_code(fail_on, run_exit, regressions) == expected
+def test_exit_code_per_fail_on(fail_on: str, ok: bool, regressions: Any, spent: bool, expected: int) -> None:
+    assert exit_code(ok, fail_on, regressions, spent=spent) == expected
 
 
 def test_judged_and_dynamic_suites_run_through_the_action(tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from aiohttp import web
 
-from e2e.conftest import Project, Run, helper_server
+from e2e.conftest import Project, Run, helper_server, run_cli
 from fakes.openai_server import completion, last_user_text
 
 KEY = "sk-cassette-secret-93af"
@@ -143,7 +143,8 @@ def test_the_run_budget_skips_what_has_not_started_and_fails_the_run(project: Pr
     assert spent.code == 1
     summary = spent.report["summary"]
     assert (summary["passed"], summary["skipped"]) == (3, 9)
-    assert summary["budget"] == {"max_tokens": 100, "spent": "budget spent: 120 tokens of --max-tokens 100"}
+    assert summary["budget"] == {"max_tokens": 100, "tokens": 120,
+                                 "spent": "budget spent: 120 tokens of --max-tokens 100"}
     assert spent.result("c11")["error"] == "not run: budget spent: 120 tokens of --max-tokens 100"
     assert "⚠ budget spent: 120 tokens of --max-tokens 100" in spent.stdout and "❌ TESTS FAILED" in spent.stdout
     assert summary_md.startswith("## ❌ agenttest: budget spent — 3 of 12 passed, 9 skipped")
@@ -152,3 +153,77 @@ def test_the_run_budget_skips_what_has_not_started_and_fails_the_run(project: Pr
     assert priced.code == 0 and priced.report["summary"]["cost"] == {"total_usd": 0.00168, "target": 0.00168}
     assert "Cost:      $0.0017 (target $0.0017)" in priced.stdout
     assert refused.code == 2 and "--max-cost: no price for 'llm'" in refused.stderr
+
+
+def test_a_replay_after_the_agent_changed_is_an_error_but_not_after_its_endpoint_moved(project: Project) -> None:
+    with helper_server(target=_model) as (_, server):
+        project.run("-i", "tests/s.jsonl", "--record", "tapes", env={"BRAIN_URL": server.base_url,
+                                                                      "BRAIN_KEY": KEY})
+    tape = json.loads((project.root / "tapes" / "tests" / "s.jsonl.json").read_text())
+    assert KEY not in json.dumps(tape) and "127.0.0.1" not in json.dumps(tape)      # no secret, no endpoint
+    # Another machine: another endpoint and key — the same agent, the recording holds.
+    moved = project.run("-i", "tests/s.jsonl", "--replay", "tapes",
+                        env={"BRAIN_URL": "http://10.9.9.9:1/v1", "BRAIN_KEY": "sk-other"})
+    assert statuses(moved)["judged"][0] == "passed"
+    # A new system prompt: the target's replies may differ, so its recordings are stale.
+    project.write("agenttest.yaml", CONFIG.replace("        connector: brain\n      judge:",
+                                                   "        connector: brain\n        system: Be terse.\n"
+                                                   "      judge:"))
+    prompted = project.run("-i", "tests/s.jsonl", "--replay", "tapes")
+    fails = prompted.result("fails")
+    assert (fails["status"], fails["error_kind"]) == ("error", "infra")
+    assert fails["error"] == ("agent error: replay: agent 'llm' changed since tapes/tests/s.jsonl.json, case "
+                              "'fails' was recorded (system: null recorded, \"Be terse.\" now); re-record with "
+                              "--record tapes")
+    # The judge's model changed: judged calls are stale too, named as the judge's.
+    project.write("agenttest.yaml", CONFIG.replace("      judge:\n        builtin: validator\n",
+                                                   "      judge:\n        builtin: validator\n"
+                                                   "        model: judge-2\n"))
+    judged = project.run("-i", "tests/s.jsonl", "--replay", "tapes", "--run", "judged")
+    assert "replay: agent 'judge' changed since" in judged.result("judged")["assertions"][1]["message"]
+    assert 'model: null recorded, "judge-2" now' in judged.result("judged")["assertions"][1]["message"]
+
+
+def test_cassettes_are_filed_from_the_repository_root_whichever_directory_runs(project: Project) -> None:
+    (project.root / ".git").mkdir()
+    with helper_server(target=_model) as (_, server):
+        recorded = project.run("-i", "tests/s.jsonl", "--record", "tapes",
+                               env={"BRAIN_URL": server.base_url, "BRAIN_KEY": KEY})
+    assert (project.root / "tapes" / "tests" / "s.jsonl.json").is_file()
+    inside = run_cli("-i", "s.jsonl", "--replay", "../tapes", cwd=project.root / "tests")
+    assert statuses(inside) == statuses(recorded)
+    assert sorted(p.name for p in (project.root / "tapes").rglob("*.json")) == ["s.jsonl.json"]
+
+
+def test_recording_over_an_unreadable_cassette_warns_and_records_it_anew(project: Project) -> None:
+    tape = project.root / "tapes" / "tests" / "s.jsonl.json"
+    tape.parent.mkdir(parents=True)
+    tape.write_text("{ not json")
+    with helper_server(target=_model) as (_, server):
+        recorded = project.run("-i", "tests/s.jsonl", "--record", "tapes",
+                               env={"BRAIN_URL": server.base_url, "BRAIN_KEY": KEY})
+    assert recorded.code == 1 and "Traceback" not in recorded.stderr
+    assert "⚠ --record: cannot read the cassette tapes/tests/s.jsonl.json: " in recorded.stderr
+    assert "recording it anew" in recorded.stderr and "replay" not in recorded.stderr
+    assert set(json.loads(tape.read_text())["cases"]) == {"judged", "talk", "fails"}
+    tape.write_text("[]")
+    replayed = project.run("-i", "tests/s.jsonl", "--replay", "tapes")
+    assert replayed.result("fails")["error"].startswith(
+        "agent error: replay: cannot read the cassette tapes/tests/s.jsonl.json: ")
+
+
+def test_merged_shards_add_up_what_each_spent_of_the_budget(project: Project) -> None:
+    project.suite("tests/many.jsonl", *[{"id": f"c{i}", "input": f"x{i}", "assert": {"type": "contains",
+                                                                                     "value": "said"}}
+                                        for i in range(12)])
+    with helper_server(target=_model) as (_, server):
+        env = {"BRAIN_URL": server.base_url, "BRAIN_KEY": KEY}
+        for k in (1, 2):
+            shard = project.run("-i", "tests/many.jsonl", "--shard", f"{k}/2", "--max-tokens", "1000",
+                                "--max-cost", "1", "--output-dir", f"shard{k}", env=env)
+            assert shard.code == 0, shard.stderr
+    merged = project.run("merge", "shard1/report.json", "shard2/report.json", "--output-dir", "merged")
+    assert merged.code == 0, merged.stderr
+    summary = json.loads((project.root / "merged" / "report.json").read_text())["summary"]
+    assert summary["budget"] == {"max_tokens": 1000, "max_cost": 1.0, "tokens": 480, "cost_usd": 0.00168}
+    assert summary["cost"] == {"target": 0.00168, "total_usd": 0.00168}

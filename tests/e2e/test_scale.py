@@ -38,6 +38,8 @@ async def respond(request):
             return "yes" if context["run"] <= good else "no"
         if text == "boom":
             raise RuntimeError("exploded")
+        if text == "slow":
+            await asyncio.sleep(0.5)
         return "yes" if text != "no" else "no"
     finally:
         IN_FLIGHT[0] -= 1
@@ -278,3 +280,91 @@ def test_a_shard_compared_with_a_baseline_leaves_removed_cases_to_merge(project:
     assert "Compared with main/report.json: 1 regression, 0 fixes, 0 new, 1 removed" in merged.stdout
     report = json.loads((project.root / "merged" / "report.json").read_text())
     assert [c["id"] for c in report["comparison"]["removed"]] == ["c7"]
+
+
+def test_a_shard_report_is_no_baseline_and_regression_without_a_baseline_says_so(project: Project) -> None:
+    project.suite("s.jsonl", *[case(f"c{i}", "no" if i == 0 else "x") for i in range(4)])
+    run(project, "-i", "s.jsonl", "--shard", "1/2", "--output-dir", "shard1")
+    refused = run(project, "-i", "s.jsonl", "--baseline", "shard1/report.json")
+    assert refused.code == 2 and "Traceback" not in refused.stderr
+    assert ("--baseline shard1/report.json: the report of shard 1/2 only; compare with the merged report "
+            "(agenttest merge)") in refused.stderr
+    unbased = run(project, "-i", "s.jsonl", "--fail-on", "regression")
+    assert unbased.code == 1
+    assert "⚠ --fail-on regression needs --baseline: failing on any failure instead" in unbased.stderr
+
+
+@pytest.mark.parametrize(("edit", "message"), [
+    ({"status": "weird"}, "results[0]: 'status' 'weird' is none of passed, failed, error, timeout, skipped"),
+    ({"id": 7}, "results[0]: 'id' is not a string"),
+    ({"duration_ms": "slow"}, "results[0]: 'duration_ms' is not a number"),
+])
+def test_an_edited_report_is_refused_as_a_baseline_and_by_merge_naming_what_is_wrong(
+        project: Project, edit: dict[str, Any], message: str) -> None:
+    project.suite("s.jsonl", case("a", "x"), case("b", "x"))
+    run(project, "-i", "s.jsonl", "--output-dir", "main")
+    for k in (1, 2):
+        run(project, "-i", "s.jsonl", "--shard", f"{k}/2", "--output-dir", f"shard{k}")
+    for path in (project.root / "main" / "report.json", project.root / "shard1" / "report.json"):
+        data = json.loads(path.read_text())
+        data["results"][0].update(edit)
+        path.write_text(json.dumps(data))
+    baseline = run(project, "-i", "s.jsonl", "--baseline", "main/report.json")
+    assert baseline.code == 2 and f"--baseline main/report.json: {message}" in baseline.stderr
+    merged = project.run("merge", "shard1/report.json", "shard2/report.json")
+    assert merged.code == 2 and f"shard1/report.json: {message}" in merged.stderr
+    assert "Traceback" not in baseline.stderr + merged.stderr
+
+
+def test_a_report_with_infinity_is_not_json_to_merge(project: Project) -> None:
+    project.suite("s.jsonl", case("a", "x"), case("b", "x"))
+    for k in (1, 2):
+        run(project, "-i", "s.jsonl", "--shard", f"{k}/2", "--output-dir", f"shard{k}")
+    path = project.root / "shard1" / "report.json"
+    path.write_text(path.read_text().replace('"duration_ms": ', '"duration_ms": Infinity, "x": ', 1))
+    merged = project.run("merge", "shard1/report.json", "shard2/report.json")
+    assert merged.code == 2 and "Infinity is not JSON" in merged.stderr
+
+
+def test_merge_refuses_shards_of_other_runs_options(project: Project) -> None:
+    project.suite("s.jsonl", *[case(f"c{i}", "x") for i in range(4)])
+    run(project, "-i", "s.jsonl", "--shard", "1/2", "--output-dir", "shard1", "--parallel", "2")
+    run(project, "-i", "s.jsonl", "--shard", "2/2", "--output-dir", "shard2", "--runs", "2")
+    merged = project.run("merge", "shard1/report.json", "shard2/report.json")
+    assert merged.code == 2
+    assert ("merge: shard2/report.json ran each case 2 times, shard1/report.json once; merge the shards of one "
+            "run") in merged.stderr
+    run(project, "-i", "s.jsonl", "--shard", "2/2", "--output-dir", "shard2", "--timeout", "9s")
+    merged = project.run("merge", "shard1/report.json", "shard2/report.json")
+    assert merged.code == 2
+    assert ("merge: shard2/report.json was run with other options than shard1/report.json (timeout); merge the "
+            "shards of one run") in merged.stderr
+    run(project, "-i", "s.jsonl", "--shard", "2/2", "--output-dir", "shard2", "--parallel", "8")
+    assert project.run("merge", "shard1/report.json", "shard2/report.json").code == 0   # parallel is per shard
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--min-pass-rate", "0"], "--min-pass-rate: must be more than 0"),
+    (["--max-cost", "inf"], "--max-cost: must be a finite number"),
+    (["--max-cost", "nan"], "--max-cost: must be a finite number"),
+])
+def test_run_options_out_of_their_range_are_refused(project: Project, args: list[str], message: str) -> None:
+    project.suite("s.jsonl", case("a", "x"))
+    result = run(project, "-i", "s.jsonl", *args)
+    assert result.code == 2 and message in result.stderr, result.stderr
+
+
+def test_a_case_whose_runs_were_cut_short_is_skipped_without_a_verdict(project: Project) -> None:
+    # Two at a time: `bad` fails its three runs while the first run of `slow` is in flight; --fail-fast stops the
+    # run there, so `slow` ran one run of three and has no verdict.
+    project.suite("s.jsonl", case("bad", "no"), case("slow", "slow"), case("later", "x"))
+    result = run(project, "-i", "s.jsonl", "--runs", "3", "--parallel", "2", "--fail-fast")
+    assert result.code == 1
+    slow = result.result("slow")
+    assert slow["status"] == "skipped"
+    assert [r["status"] for r in slow["runs"]] == ["passed", "skipped", "skipped"]
+    assert slow["error"].startswith("only 1 of 3 runs ran (") and slow["error"].endswith("): no verdict")
+    assert result.result("bad")["status"] == "failed" and result.result("later")["status"] == "skipped"
+    rows = {row["id"]: row for row in result.report["stability_results"]}
+    assert rows["slow"]["counted_as"] == "skipped"
+    assert result.report["summary"]["total_runs"] == 3          # `bad`'s three runs only

@@ -35,7 +35,7 @@ def test_status_counts_and_links(links: SourceLinks) -> None:
 def test_all_passed_and_no_repository() -> None:
     results = [CaseResult(id="a", status="passed", file="x.jsonl", line=1)]
     text = render_markdown(make_report(results).to_dict(), links=SourceLinks(root=Path("/nowhere"), cwd=Path("/")))
-    assert text.startswith("## ✅ agenttest: all 1 cases passed\n")
+    assert text.startswith("## ✅ agenttest: the one case passed\n")
     assert "### Failures" not in text and "](http" not in text
 
 

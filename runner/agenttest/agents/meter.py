@@ -45,19 +45,27 @@ class Meter:
             out["cost"] = {"total_usd": round(self.total_cost(), 6),
                            **{role: round(value, 6) for role, value in self.cost.items()}}
         if self.max_cost is not None or self.max_tokens is not None:
-            out["budget"] = {key: value for key, value in (("max_cost", self.max_cost),
-                                                           ("max_tokens", self.max_tokens),
-                                                           ("spent", self.spent)) if value is not None}
+            budget: dict[str, Any] = {"tokens": self.total_tokens()}
+            if self.max_tokens is not None:
+                budget["max_tokens"] = self.max_tokens
+            if self.max_cost is not None:
+                budget.update(max_cost=self.max_cost, cost_usd=round(self.total_cost(), 6))
+            if self.spent is not None:       # with what the calls in flight added after it was crossed
+                budget["spent"] = self._message()
+            out["budget"] = budget
         return out or None
+
+    def _message(self) -> str:
+        if self.max_tokens is not None and self.total_tokens() >= self.max_tokens:
+            return f"budget spent: {self.total_tokens():,} tokens of --max-tokens {self.max_tokens:,}"
+        return f"budget spent: ${self.total_cost():.4f} of --max-cost ${self.max_cost:g}"
 
     def _check(self) -> None:
         if self.spent is not None:
             return
-        if self.max_tokens is not None and self.total_tokens() >= self.max_tokens:
-            self.spent = f"budget spent: {self.total_tokens():,} tokens of --max-tokens {self.max_tokens:,}"
-        elif self.max_cost is not None and self.total_cost() >= self.max_cost:
-            self.spent = f"budget spent: ${self.total_cost():.4f} of --max-cost ${self.max_cost:g}"
-        if self.spent is not None:
+        if (self.max_tokens is not None and self.total_tokens() >= self.max_tokens) or \
+                (self.max_cost is not None and self.total_cost() >= self.max_cost):
+            self.spent = self._message()
             self.on_spent(self.spent)
 
 

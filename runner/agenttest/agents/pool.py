@@ -19,6 +19,7 @@ from .base import Agent
 from .builtin import BuiltinSettings
 from .meter import Meter, MeteredAgent
 from .openai_files import read_tools
+from .recorded_config import recorded_config
 from .replay import Cassettes, RecordingAgent, ReplayingAgent
 
 # The settings that never count towards an agent's identity (they are secrets, not behaviour).
@@ -127,7 +128,7 @@ class AgentPool:
             return self._agents[agent_id]
         agent: Agent
         if self._replay and self._cassettes is not None:     # no connection, no credential, no variable needed
-            agent = ReplayingAgent(agent_id, self._cassettes)
+            agent = ReplayingAgent(agent_id, self._cassettes, recorded_config(self.project, agent_id))
         else:
             self.project.check_variables(agent_id, uses_connectors=hasattr(settings, "connector"))
             context = registry.ProviderContext(config_dir=self.project.directory, pool_size=self._parallel,
@@ -138,7 +139,7 @@ class AgentPool:
             else:
                 agent = registry.PROVIDERS[settings.provider].create(agent_id, settings, context)
             if self._cassettes is not None:
-                agent = RecordingAgent(agent, self._cassettes)
+                agent = RecordingAgent(agent, self._cassettes, recorded_config(self.project, agent_id))
             if self._meter is not None:
                 agent = MeteredAgent(agent, self._meter,
                                      lambda request: self.price(agent_id, request.options.get("connector")))

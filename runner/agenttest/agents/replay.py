@@ -2,9 +2,12 @@
 back (`--replay DIR`) without opening a connection, so a fork's pull request, which has no secrets, can still run.
 
 A call is known by the case it belongs to, a hash of its canonical request with the volatile parts left out (the
-chat id) and secrets masked, and its rank among identical calls of that case (a judge's samples). One JSON file
-per suite file (mirroring its path), per generator input, and one for direct messages; keys sorted, no
-timestamps, so a re-recording that changed nothing changes no byte and a pull request's diff shows what did.
+chat id) and secrets masked, and its rank among identical calls of that case (a judge's samples). Each recording
+also names the configuration of the agent that answered (`recorded_config`: model, parameters, prompt, tools, code
+— never credentials or endpoints), so a replay after that configuration changed is an error, not a stale pass.
+One JSON file per suite file (mirroring its path from the repository root), per generator input, and one for
+direct messages; keys sorted, no timestamps, so a re-recording that changed nothing changes no byte and a pull
+request's diff shows what did.
 """
 
 from __future__ import annotations
@@ -12,15 +15,18 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import sys
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from ..actions_log import write_line
 from ..errors import AgentCallError
 from ..files import write_text
 from ..secrets import redact
 from .base import AgentRequest, AgentResponse
+from .recorded_config import config_digest
 
 FORMAT = "agenttest-cassettes"
 _VOLATILE = ("chat_id",)
@@ -46,20 +52,36 @@ class _Interaction:
     role: str
     request: dict[str, Any]
     responses: list[dict[str, Any]] = field(default_factory=list)
+    config: str | None = None          # the digest of the answering agent's configuration (None: not known)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"key": self.key, "agent": self.agent, "role": self.role, "request": self.request,
+        data = {"key": self.key, "agent": self.agent, "role": self.role, "request": self.request,
                 "responses": self.responses}
+        if self.config is not None:
+            data["config"] = self.config
+        return data
+
+
+@dataclass
+class _File:
+    """One cassette file: its recorded calls by case, and the agent configurations they name, by digest."""
+
+    cases: dict[str, list[_Interaction]] = field(default_factory=dict)
+    configs: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 class Cassettes:
     """The recordings in `directory`, read when replaying and written (`save`) when recording."""
 
-    def __init__(self, directory: Path, shown: str | None = None) -> None:
+    def __init__(self, directory: Path, shown: str | None = None, *, cwd: Path | None = None,
+                 root: Path | None = None) -> None:
         self.directory = directory
         self._shown = shown or str(directory)       # the directory as the user named it, for messages
-        self._loaded: dict[Path, dict[str, list[_Interaction]]] = {}
-        self._recorded: dict[Path, dict[str, dict[str, _Interaction]]] = defaultdict(dict)
+        self._cwd = cwd                             # suite files are named relative to it …
+        self._root = root.resolve() if root else None   # … and filed relative to the repository root
+        self._loaded: dict[Path, _File] = {}
+        self._recorded: dict[Path, dict[str, _Interaction]] = defaultdict(dict)
+        self._configs: dict[Path, dict[str, dict[str, Any]]] = defaultdict(dict)
         self._ranks: dict[tuple[str, str, str], int] = defaultdict(int)
 
     # -- where a case's calls are kept --------------------------------------------------------------------------
@@ -71,9 +93,20 @@ class Cassettes:
             return self.directory / "messages.json"
         if ":" in source and not Path(source).suffix:     # a generator input (`agents:gen?count=3`)
             return self.directory / "generated" / f"{_UNSAFE.sub('_', source).strip('_')}.json"
-        parts = [part for part in PurePosixPath(source.replace("\\", "/")).parts if part not in ("/", ".", "..")]
+        parts = [part for part in PurePosixPath(self._filed(source).replace("\\", "/")).parts
+                 if part not in ("/", ".", "..")]
         return self.directory.joinpath(*parts).with_name(parts[-1] + ".json") if parts else \
             self.directory / "suite.json"
+
+    def _filed(self, source: str) -> str:
+        """A suite file's path from the repository root, whichever directory the run started in (as given when
+        it lies outside the repository)."""
+        if self._cwd is None or self._root is None:
+            return source
+        try:
+            return (self._cwd / source).resolve().relative_to(self._root).as_posix()
+        except (ValueError, OSError):
+            return source
 
     def rank(self, case: tuple[str, str], key: str) -> int:
         """The call's rank among the calls of this case with the same request (0 for the first)."""
@@ -84,18 +117,28 @@ class Cassettes:
 
     # -- replay --------------------------------------------------------------------------------------------------
 
-    def play(self, request: AgentRequest, case: tuple[str, str]) -> AgentResponse:
-        """The recorded response of this call. AgentCallError (`infra`) saying what is missing, and how the
-        nearest recording differs, when there is none."""
+    def play(self, request: AgentRequest, case: tuple[str, str], config: dict[str, Any] | None = None) -> AgentResponse:
+        """The recorded response of this call, by an agent configured as `config` is. AgentCallError (`infra`)
+        saying what is missing, and how the nearest recording differs, when there is none."""
         shown = canonical(request)
         key = request_key(shown)
         rank = self.rank(case, key)
         path = self.path_for(case)
-        interactions = self._read(path).get(case[1], [])
+        where = f"{self._display(path)}, case {case[1]!r}"
+        try:
+            cassette = self._read(path)
+        except AgentCallError as exc:
+            raise AgentCallError(f"replay: {exc.message}", kind="infra") from None
+        interactions = cassette.cases.get(case[1], [])
         found = next((i for i in interactions if i.key == key), None)
+        if found is not None and config is not None and found.config is not None \
+                and found.config != config_digest(config):
+            then = cassette.configs.get(found.config)
+            change = _first_difference(config, then) if then is not None else "its configuration"
+            raise AgentCallError(f"replay: agent {request.agent!r} changed since {where} was recorded ({change}); "
+                                 f"re-record with --record {self._display()}", kind="infra")
         if found is not None and rank < len(found.responses):
             return _response(found.responses[rank], request)
-        where = f"{self._display(path)}, case {case[1]!r}"
         if found is not None:
             raise AgentCallError(f"replay: this {request.role} call was recorded {len(found.responses)} time(s) in "
                                  f"{where}, and is made again; record with --record {self._display()}", kind="infra")
@@ -109,12 +152,19 @@ class Cassettes:
 
     # -- record --------------------------------------------------------------------------------------------------
 
-    def record(self, request: AgentRequest, case: tuple[str, str], outcome: AgentResponse | AgentCallError) -> None:
-        """Keep one call's outcome (a response, or the error it failed with), in the order calls were made."""
+    def record(self, request: AgentRequest, case: tuple[str, str], outcome: AgentResponse | AgentCallError,
+               config: dict[str, Any] | None = None) -> None:
+        """Keep one call's outcome (a response, or the error it failed with), in the order calls were made, with
+        the configuration of the agent that answered."""
         shown = canonical(request)
         key = request_key(shown)
-        cases = self._recorded[self.path_for(case)]
-        interaction = cases.setdefault(f"{case[1]}\x1f{key}", _Interaction(key, request.agent, request.role, shown))
+        path = self.path_for(case)
+        digest = None
+        if config is not None:
+            digest = config_digest(config)
+            self._configs[path][digest] = config
+        interaction = self._recorded[path].setdefault(
+            f"{case[1]}\x1f{key}", _Interaction(key, request.agent, request.role, shown, config=digest))
         if isinstance(outcome, AgentCallError):
             interaction.responses.append({"error": outcome.message, "kind": outcome.kind})
         else:
@@ -125,25 +175,38 @@ class Cassettes:
         others are kept; a file whose content did not change is not rewritten. The paths written."""
         written = []
         for path, recorded in self._recorded.items():
+            try:
+                old = self._read(path)
+            except AgentCallError as exc:
+                write_line(sys.stderr, f"⚠ --record: {exc.message}; recording it anew")
+                old = _File()
             cases: dict[str, list[dict[str, Any]]] = {
-                case: [i.to_dict() for i in interactions] for case, interactions in self._read(path).items()}
+                case: [i.to_dict() for i in interactions] for case, interactions in old.cases.items()}
             fresh: dict[str, list[dict[str, Any]]] = defaultdict(list)
             for slot, interaction in recorded.items():
                 fresh[slot.split("\x1f", 1)[0]].append(interaction.to_dict())
             cases.update({case: sorted(items, key=lambda item: item["key"]) for case, items in fresh.items()})
-            text = json.dumps({"format": FORMAT, "version": 1, "cases": dict(sorted(cases.items()))},
-                              sort_keys=True, ensure_ascii=False, indent=1, default=str) + "\n"
-            if path.is_file() and path.read_text(encoding="utf-8") == text:
+            known = {**old.configs, **self._configs[path]}
+            named = {item["config"] for items in cases.values() for item in items if "config" in item}
+            content: dict[str, Any] = {"format": FORMAT, "version": 1, "cases": dict(sorted(cases.items()))}
+            if named:
+                content["configs"] = {digest: known[digest] for digest in sorted(named) if digest in known}
+            text = json.dumps(content, sort_keys=True, ensure_ascii=False, indent=1, default=str) + "\n"
+            try:
+                if path.is_file() and path.read_text(encoding="utf-8") == text:
+                    continue
+                write_text(path, text)
+            except (OSError, UnicodeDecodeError) as exc:
+                write_line(sys.stderr, f"⚠ --record: cannot write {self._display(path)}: {exc}")
                 continue
-            write_text(path, text)
             written.append(path)
         return written
 
     # -- files ---------------------------------------------------------------------------------------------------
 
-    def _read(self, path: Path) -> dict[str, list[_Interaction]]:
+    def _read(self, path: Path) -> _File:
         if path not in self._loaded:
-            self._loaded[path] = _load(path)
+            self._loaded[path] = _load(path, self._display(path))
         return self._loaded[path]
 
     def _display(self, path: Path | None = None) -> str:
@@ -152,16 +215,23 @@ class Cassettes:
         return str(Path(self._shown) / path.relative_to(self.directory))
 
 
-def _load(path: Path) -> dict[str, list[_Interaction]]:
+def _load(path: Path, shown: str) -> _File:
+    """A cassette file (empty when there is none). AgentCallError naming it when it cannot be read."""
     if not path.is_file():
-        return {}
+        return _File()
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
         cases = data["cases"]
-        return {case: [_Interaction(str(i["key"]), str(i["agent"]), str(i["role"]), i["request"],
-                                    list(i["responses"])) for i in items] for case, items in cases.items()}
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise AgentCallError(f"replay: cannot read the cassette {path}: {exc}", kind="infra") from None
+        configs = data.get("configs") or {}
+        if not isinstance(configs, dict):
+            raise TypeError("'configs' is not an object")
+        return _File(
+            cases={str(case): [_Interaction(str(i["key"]), str(i["agent"]), str(i["role"]), i["request"],
+                                            list(i["responses"]), None if i.get("config") is None else str(i["config"]))
+                               for i in items] for case, items in cases.items()},
+            configs={str(digest): described for digest, described in configs.items() if isinstance(described, dict)})
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise AgentCallError(f"cannot read the cassette {shown}: {exc}", kind="infra") from None
 
 
 def _response(recorded: dict[str, Any], request: AgentRequest) -> AgentResponse:
@@ -178,8 +248,17 @@ def _nearest(shown: dict[str, Any], interactions: list[_Interaction]) -> tuple[_
     differences = _differences(shown, nearest.request)
     if not differences:
         return nearest, "nothing visible (a changed secret?)"
-    place, now, then = differences[0]
-    return nearest, f"{place}: {_short(then)} recorded, {_short(now)} now"
+    return nearest, _difference_text(differences[0])
+
+
+def _first_difference(now: dict[str, Any], then: dict[str, Any]) -> str:
+    differences = _differences(now, then)
+    return _difference_text(differences[0]) if differences else "its configuration"
+
+
+def _difference_text(difference: tuple[str, Any, Any]) -> str:
+    place, now, then = difference
+    return f"{place}: {_short(then)} recorded, {_short(now)} now"
 
 
 def _differences(a: Any, b: Any, place: str = "") -> list[tuple[str, Any, Any]]:
@@ -203,21 +282,22 @@ def _short(value: Any) -> str:
 
 
 class RecordingAgent:
-    """An agent whose every call is recorded in the cassettes."""
+    """An agent whose every call is recorded in the cassettes, with its configuration (`recorded_config`)."""
 
-    def __init__(self, inner: Any, cassettes: Cassettes) -> None:
+    def __init__(self, inner: Any, cassettes: Cassettes, config: dict[str, Any] | None = None) -> None:
         self.id = inner.id
         self._inner = inner
         self._cassettes = cassettes
+        self._config = config
 
     async def call(self, request: AgentRequest) -> AgentResponse:
         case = request.case or ("", request.context.get("test_id", "run"))
         try:
             response = await self._inner.call(request)
         except AgentCallError as exc:
-            self._cassettes.record(request, case, exc)
+            self._cassettes.record(request, case, exc, self._config)
             raise
-        self._cassettes.record(request, case, response)
+        self._cassettes.record(request, case, response, self._config)
         return response
 
     async def aclose(self) -> None:
@@ -230,12 +310,14 @@ class RecordingAgent:
 class ReplayingAgent:
     """An agent that answers from the cassettes and never opens a connection."""
 
-    def __init__(self, agent_id: str, cassettes: Cassettes) -> None:
+    def __init__(self, agent_id: str, cassettes: Cassettes, config: dict[str, Any] | None = None) -> None:
         self.id = agent_id
         self._cassettes = cassettes
+        self._config = config
 
     async def call(self, request: AgentRequest) -> AgentResponse:
-        return self._cassettes.play(request, request.case or ("", request.context.get("test_id", "run")))
+        return self._cassettes.play(request, request.case or ("", request.context.get("test_id", "run")),
+                                    self._config)
 
     async def aclose(self) -> None:
         return None

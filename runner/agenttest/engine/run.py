@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import os
 import signal
 import sys
@@ -15,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
+from ..actions_log import write_line
 from ..agents.cache import HelperCache
 from ..agents.meter import Meter
 from ..agents.pool import AgentPool
@@ -32,8 +32,10 @@ from ..options import shard_of
 from ..report import Reporter, RunInfo, build_reporters
 from ..report.base import Report, now
 from ..report.ci import artifact_paths
+from ..report.merge import read_report
 from ..results import CaseResult, Summary
 from ..usage import Usage
+from ..workspace import repository_root
 from .case_runner import AFTER_HOOK_GRACE, RunServices, base_result, case_dict, result_dict
 from .context import RunContext
 from .dynamic import DynamicRunner
@@ -89,8 +91,10 @@ def _cassettes(config: RunConfig) -> Cassettes | None:
         directory = config.cwd / options.replay
         if not directory.is_dir():
             raise UsageError(f"--replay {options.replay}: no such directory (record it first with --record)")
-        return Cassettes(directory, options.replay)
-    return Cassettes(config.cwd / options.record, options.record) if options.record else None
+        return Cassettes(directory, options.replay, cwd=config.cwd, root=repository_root(config.cwd))
+    if not options.record:
+        return None
+    return Cassettes(config.cwd / options.record, options.record, cwd=config.cwd, root=repository_root(config.cwd))
 
 
 async def _run_suite(config: RunConfig, suite: Suite, pool: AgentPool, checks: Checks, meter: Meter,
@@ -101,18 +105,21 @@ async def _run_suite(config: RunConfig, suite: Suite, pool: AgentPool, checks: C
     cached = not (options.no_cache or options.record or options.replay)
     cache = HelperCache(config.cwd / options.cache) if cached else None
     if options.max_cost is not None and not options.replay:
-        check_prices(pool, [config.agent_id or "", *(s.ref for _, s in suite.generators if s.kind == "agent")])
+        check_prices(pool, [(config.agent_id or "", options.connector),
+                            *((s.ref, None) for _, s in suite.generators if s.kind == "agent")])
+    baseline = load_baseline(config.cwd / options.baseline, options.baseline) if options.baseline else None
     plan = await _plan(config, suite, pool, checks, context, cache)
     if options.dry_run:
         return RunOutcome(None, dry_run(plan.entries, config))
-    baseline = load_baseline(config.cwd / options.baseline) if options.baseline else None
     entries = plan.entries
     target = pool.target(config.agent_id)
     for agent_id in helper_agents(entries):
         pool.helper(agent_id)
     if options.max_cost is not None and not options.replay:
-        check_prices(pool, helper_agents(entries))
+        check_prices(pool, priced_calls(entries, target.id, options.connector))
     check_writable(config)
+    if options.fail_on == "regression" and baseline is None:
+        write_line(sys.stderr, "⚠ --fail-on regression needs --baseline: failing on any failure instead")
     reporters = reporters if reporters is not None else build_reporters(config)
     hooks = Hooks(agent_dir(config))
     services = RunServices(pool=pool, target_id=target.id, context=context, hooks=hooks, timeout=config.timeout,
@@ -193,17 +200,20 @@ async def _run_suite(config: RunConfig, suite: Suite, pool: AgentPool, checks: C
     if before_all_failed:
         return RunOutcome(report, EXIT_USAGE)
     regressions = report.data.get("comparison", {}).get("counts", {}).get("regressions")
-    ok = summary.ok and not errors and not meter.spent     # a spent budget is never a green run
-    return RunOutcome(report, exit_code(ok, options.fail_on, regressions))
+    return RunOutcome(report, exit_code(summary.ok and not errors, options.fail_on, regressions,
+                                        spent=meter.spent is not None))
 
 
-def check_prices(pool: AgentPool, agent_ids: list[str]) -> None:
-    """With --max-cost, every agent the run calls needs a price: a model without one must not count as $0."""
-    unpriced = [agent_id for agent_id in dict.fromkeys(agent_ids) if agent_id and pool.price(agent_id) is None]
+def check_prices(pool: AgentPool, agents: list[tuple[str, str | None]]) -> None:
+    """With --max-cost, every agent the run calls (on the connector it will use) needs a price: a model without
+    one must not count as $0."""
+    unpriced = list(dict.fromkeys(f"{agent_id!r}" + (f" on connector {connector!r}" if connector else "")
+                                  for agent_id, connector in agents
+                                  if agent_id and pool.price(agent_id, connector) is None))
     if unpriced:
-        raise UsageError(f"--max-cost: no price for {', '.join(repr(a) for a in unpriced)}: set price: {{input, "
-                         "output} (USD per million tokens) on the connector it uses, or on the agent "
-                         "({input: 0, output: 0} for one that costs nothing)")
+        raise UsageError(f"--max-cost: no price for {', '.join(unpriced)}: set price: {{input, output}} (USD per "
+                         "million tokens) on the connector it uses, or on the agent ({input: 0, output: 0} for one "
+                         "that costs nothing)")
 
 
 @dataclass
@@ -254,17 +264,31 @@ async def run_unit(unit: Unit, runners: tuple[StandardRunner, DynamicRunner]) ->
     return await (dynamic if entry.conversation is not None else standard).run(entry, unit.run)
 
 
-def load_baseline(path: Path) -> dict[str, Any]:
-    """An earlier report.json to compare with. UsageError naming the file when it cannot be one."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise UsageError(f"--baseline {path}: no such file") from None
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise UsageError(f"--baseline {path}: not a report.json ({exc})") from None
-    if not isinstance(data, dict) or not isinstance(data.get("results"), list):
-        raise UsageError(f"--baseline {path}: not a report.json (no 'results' list)")
+def load_baseline(path: Path, shown: str) -> dict[str, Any]:
+    """An earlier report.json to compare with: the whole run's (a shard's would make every other case look
+    removed). UsageError naming the file when it cannot be one."""
+    data = read_report(path, f"--baseline {shown}")
+    shard = (data.get("metadata") or {}).get("shard")
+    if shard:
+        raise UsageError(f"--baseline {shown}: the report of shard {shard} only; compare with the merged report "
+                         "(agenttest merge)")
     return data
+
+
+def priced_calls(entries: list[Entry], target: str, override: str | None) -> list[tuple[str, str | None]]:
+    """Every (agent, connector) the cases will call: the target on each connector a case names (the CLI's
+    override first), each judge on its assertion's connector, each simulator on its case's."""
+    calls: list[tuple[str, str | None]] = [(target, override)]
+    for case in (e for e in entries if isinstance(e, Case)):
+        calls.append((target, override or case.options.get("connector")))
+        specs = list(case.assertions)
+        if case.conversation is not None:
+            specs += [spec for checkpoint in case.conversation.checkpoints for spec in checkpoint.assertions]
+            if not case.conversation.scripted:
+                calls.append((case.conversation.simulator, case.conversation.connector))
+        calls += [(spec.helper_agent, getattr(spec.prepared, "connector", None)) for spec in specs
+                  if spec.helper_agent]
+    return list(dict.fromkeys(calls))
 
 
 def dry_run(entries: list[Entry], config: RunConfig) -> int:

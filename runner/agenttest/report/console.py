@@ -115,7 +115,9 @@ class ConsoleReporter(Reporter):
             self._line(self._style(f"  ✗ {error}", "red", bold=True))
         self._line()
         self._line("═" * WIDTH)
-        if run_ok(report.data):
+        if report.interrupted:
+            self._line(self._style("  ⚠ INTERRUPTED: partial results", "yellow", bold=True))
+        elif run_ok(report.data):
             self._line(self._style("  ✨ ALL TESTS PASSED ✨", "green", bold=True))
         else:
             self._line(self._style("  ❌ TESTS FAILED", "red", bold=True))

@@ -175,8 +175,11 @@ def _header(report: Mapping[str, Any], links: SourceLinks) -> Iterator[str]:
         budget = summary.get("budget") if isinstance(summary.get("budget"), Mapping) else {}
         icon, verdict = "❌", ", ".join(bad) or ("budget spent" if budget.get("spent") else "run error")
         verdict += f" — {passed} of {total} passed"
+    elif not passed:
+        icon, verdict = "✅", "no case failed" if total else "no case ran"
     else:
-        icon, verdict = "✅", f"all {passed} cases passed" if passed == total else f"{passed} of {total} passed"
+        icon, verdict = "✅", (f"all {passed} cases passed" if passed > 1 else "the one case passed") \
+            if passed == total else f"{passed} of {total} passed"
     if skipped:
         verdict += f", {skipped} skipped"
     yield f"## {icon} agenttest: {md_text(verdict)}"
@@ -240,7 +243,7 @@ def _stability(report: Mapping[str, Any]) -> Iterator[str]:
     yield "|---|---:|---:|---:|---|---|---|---:|"
     for row in sorted(rows, key=lambda row: (not row.get("flaky"), row.get("counted_as") == "passed")):
         yield (f"| {md_text(row.get('id'))} | {md_text(row.get('runs'))} | {md_text(row.get('passed'))} "
-               f"| {md_text(row.get('pass_rate'))}% | {md_text(row.get('stability_class'))} "
+               f"| {md_text(row.get('pass_rate'))}% | {md_text(str(row.get('stability_class')).replace('_', ' '))} "
                f"| {'yes' if row.get('flaky') else ''} | {md_text(row.get('counted_as'))} "
                f"| {format_elapsed(float(row.get('avg_duration_ms') or 0) / 1000)} |")
     yield ""

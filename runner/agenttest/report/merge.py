@@ -18,19 +18,48 @@ from ..results import Summary
 from ..usage import Usage
 from .verdicts import comparison_line
 
+STATUSES = ("passed", "failed", "error", "timeout", "skipped")
 
-def read_report(path: Path) -> dict[str, Any]:
-    """A report.json. UsageError naming the file when it is not one."""
+
+def read_report(path: Path, name: str | None = None) -> dict[str, Any]:
+    """A report.json (a shard's, or a baseline), checked enough to be counted and compared: UsageError naming the
+    file (as `name`) and the first thing that is wrong."""
+    shown = name or str(path)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(path.read_text(encoding="utf-8"), parse_constant=_not_json)
     except FileNotFoundError:
-        raise UsageError(f"{path}: no such file") from None
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise UsageError(f"{path}: not a report.json ({exc})") from None
+        raise UsageError(f"{shown}: no such file") from None
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise UsageError(f"{shown}: not a report.json ({exc})") from None
     if not isinstance(data, dict) or not isinstance(data.get("results"), list) \
             or not isinstance(data.get("summary"), dict):
-        raise UsageError(f"{path}: not a report.json (no 'summary' and 'results')")
+        raise UsageError(f"{shown}: not a report.json (no 'summary' and 'results')")
+    for key in ("metadata", "environment"):
+        if key in data and not isinstance(data[key], dict):
+            raise UsageError(f"{shown}: {key} is not an object")
+    for index, result in enumerate(data["results"]):
+        problem = _result_problem(result)
+        if problem:
+            raise UsageError(f"{shown}: results[{index}]: {problem}")
     return data
+
+
+def _result_problem(result: Any) -> str | None:
+    if not isinstance(result, dict):
+        return "not an object"
+    if not isinstance(result.get("id"), str):
+        return "'id' is not a string"
+    if result.get("status") not in STATUSES:
+        return f"'status' {result.get('status')!r} is none of {', '.join(STATUSES)}"
+    for key in ("duration_ms", "position", "line"):
+        value = result.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
+            return f"{key!r} is not a number"
+    return None
+
+
+def _not_json(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
 
 
 def merge_reports(reports: Sequence[tuple[str, Mapping[str, Any]]],
@@ -47,6 +76,7 @@ def merge_reports(reports: Sequence[tuple[str, Mapping[str, Any]]],
     summary = _summary(reports, results)
     metadata = dict(first.get("metadata") or {})
     metadata.pop("shard", None)
+    metadata["options"] = _run_options(first)
     stamps = [report.get("metadata") or {} for _, report in reports]
     metadata["started_at"] = min(str(m.get("started_at", "")) for m in stamps)
     metadata["completed_at"] = max(str(m.get("completed_at", "")) for m in stamps)
@@ -86,8 +116,16 @@ def _check(reports: Sequence[tuple[str, Mapping[str, Any]]]) -> None:
             raise UsageError(f"merge: {name} ran other cases than {first_name} (another suite, filter or version of "
                              "it); merge the shards of one run")
         if report["summary"].get("runs_per_case", 1) != runs:
-            raise UsageError(f"merge: {name} ran each case {report['summary'].get('runs_per_case', 1)} times, "
-                             f"{first_name} {runs} times")
+            raise UsageError(f"merge: {name} ran each case {_times(report['summary'].get('runs_per_case', 1))}, "
+                             f"{first_name} {_times(runs)}; merge the shards of one run")
+        if report["summary"].get("agent_id") != first["summary"].get("agent_id"):
+            raise UsageError(f"merge: {name} tested agent {report['summary'].get('agent_id')!r}, {first_name} "
+                             f"{first['summary'].get('agent_id')!r}")
+        different = sorted(key for key in set(_run_options(report)) | set(_run_options(first))
+                           if _run_options(report).get(key) != _run_options(first).get(key))
+        if different:
+            raise UsageError(f"merge: {name} was run with other options than {first_name} "
+                             f"({', '.join(different)}); merge the shards of one run")
         try:
             index, total = shard_of(str(meta["shard"]))
         except ValueError as exc:
@@ -102,6 +140,22 @@ def _check(reports: Sequence[tuple[str, Mapping[str, Any]]]) -> None:
     missing = [str(index) for index in range(1, total + 1) if index not in shards]
     if missing:
         raise UsageError(f"merge: shard {', '.join(missing)} of {total} is missing: the counts would be wrong")
+
+
+def _times(count: Any) -> str:
+    return "once" if count == 1 else f"{count} times"
+
+
+# Options that differ between the shards of one run without making them different runs.
+_PER_SHARD = ("shard", "output_dir", "output", "junit", "summary", "record", "replay", "cache", "no_cache",
+              "parallel", "verbose", "annotations", "max_annotations", "job_summary", "fail_on")
+
+
+def _run_options(report: Mapping[str, Any]) -> dict[str, Any]:
+    """The options that made the run what it is (those a shard may set for itself left out)."""
+    options = _meta(report).get("options")
+    return {key: value for key, value in (options.items() if isinstance(options, Mapping) else [])
+            if key not in _PER_SHARD}
 
 
 def _meta(report: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -130,6 +184,20 @@ def _summary(reports: Sequence[tuple[str, Mapping[str, Any]]], results: list[dic
     usage = Usage.total(report["summary"].get("usage") for _, report in reports)
     if usage.roles:
         summary["usage"] = usage.to_dict()
+    costs = [report["summary"]["cost"] for _, report in reports if isinstance(report["summary"].get("cost"), dict)]
+    if costs:
+        roles = {role for cost in costs for role in cost}
+        summary["cost"] = {role: round(sum(float(cost.get(role) or 0) for cost in costs), 6) for role in sorted(roles)}
+    budgets = [report["summary"]["budget"] for _, report in reports
+               if isinstance(report["summary"].get("budget"), dict)]
+    if budgets:       # each shard had the budget; a shard that spent it left cases unchecked
+        spent = next((b["spent"] for b in budgets if b.get("spent")), None)
+        merged: dict[str, Any] = {k: v for k, v in budgets[0].items() if k in ("max_tokens", "max_cost")}
+        for key in ("tokens", "cost_usd"):       # what the shards used, together
+            used = [b[key] for b in budgets if isinstance(b.get(key), (int, float)) and not isinstance(b[key], bool)]
+            if used:
+                merged[key] = round(sum(used), 6) if key == "cost_usd" else int(sum(used))
+        summary["budget"] = {**merged, **({"spent": spent} if spent else {})}
     return summary
 
 
@@ -137,7 +205,7 @@ def merge_command(paths: list[Path], output_dir: Path, baseline: Path | None, fa
                   out: TextIO | None = None) -> int:
     """Read, merge and write the shards' artifacts into `output_dir` (and the job summary); say what came of it in
     a few lines. Returns the exit code: 2 when the reports cannot be merged."""
-    from ..analysis import exit_code
+    from ..analysis import exit_code, run_ok
     from ..errors import EXIT_USAGE
     from .base import MergedReport
     from .ctrf import CtrfWriter
@@ -168,6 +236,8 @@ def merge_command(paths: list[Path], output_dir: Path, baseline: Path | None, fa
     comparison = merged.get("comparison")
     if comparison:
         write_line(out, f"Compared with {baseline}: {comparison_line(comparison)}")
-    ok = not (summary["failed"] or summary["errors"] or summary["timeouts"] or merged.get("interrupted"))
     regressions = comparison["counts"]["regressions"] if comparison else None
-    return exit_code(ok, fail_on, regressions)
+    if fail_on == "regression" and comparison is None:
+        write_line(sys.stderr, "⚠ --fail-on regression needs --baseline: failing on any failure instead")
+    spent = bool((summary.get("budget") or {}).get("spent"))
+    return exit_code(run_ok(merged), fail_on, regressions, spent=spent)

@@ -34,7 +34,7 @@ def failed_assertions(result: dict[str, Any]) -> list[dict[str, Any]]:
 def first_reason(result: dict[str, Any]) -> str:
     """One line saying why the case did not pass: its first failed assertion's message, else its error."""
     failed = failed_assertions(result)
-    if result.get("status") == "failed" and failed:
+    if result.get("status") == "failed" and failed and not result.get("stability"):
         return one_line(failed[0].get("message") or f"{failed[0].get('type')} assertion failed", 500)
     if result.get("error"):
         return one_line(result["error"], 500)

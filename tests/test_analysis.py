@@ -1,0 +1,98 @@
+"""The cores of verdicts at scale: a case's verdict over its runs, the comparison with a baseline, the exit code."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pytest
+
+from agenttest.analysis import case_verdict, compare, exit_code, pass_at_k, stability_summary
+from agenttest.results import CaseResult
+
+
+def run(status: str = "passed", *, kind: str | None = None, ran: bool = True, error: str | None = None,
+        ms: int = 10) -> CaseResult:
+    return CaseResult(id="c", status=status, error=error or (None if status == "passed" else f"{status}!"),  # type: ignore[arg-type]
+                      error_kind=kind, ran=ran, duration_ms=ms, file="s.jsonl", line=1)
+
+
+def test_runs_that_failed_outside_the_agent_are_not_counted_against_it() -> None:
+    verdict = case_verdict([run(), run(), run("error", kind="infra"), run()], min_pass_rate=100)
+    assert verdict.status == "passed"
+    assert verdict.stability is not None
+    assert (verdict.stability["runs"], verdict.stability["passed"], verdict.stability["failed"]) == (4, 3, 0)
+    assert verdict.stability["infra_errors"] == 1 and verdict.stability["flaky"] is False
+    assert verdict.stability["pass_rate"] == 100.0
+
+
+def test_a_case_whose_every_run_failed_outside_the_agent_is_that_error() -> None:
+    verdict = case_verdict([run("error", kind="infra", error="connection refused")] * 2)
+    assert (verdict.status, verdict.error_kind) == ("error", "infra")
+    assert verdict.error == "every run failed outside the agent: connection refused"
+
+
+def test_a_case_whose_runs_were_cut_short_has_no_verdict() -> None:
+    verdict = case_verdict([run("failed"), run("skipped", ran=False, error="not run: budget spent")])
+    assert (verdict.status, verdict.error_kind) == ("skipped", None)
+    assert verdict.error == "only 1 of 2 runs ran (not run: budget spent): no verdict"
+    assert verdict.stability is not None and verdict.stability["counted_as"] == "skipped"
+    whole = {"runs": 2, "passed": 2, "infra_errors": 0, "counted_as": "passed", "pass_rate": 100.0,
+             "flaky": False, "stability_class": "stable"}
+    at, hat = pass_at_k([verdict.stability, whole], 2)
+    assert hat == {"1": 1.0, "2": 1.0} and at["2"] == 1.0     # the case cut short is left out
+    assert stability_summary([verdict.stability, whole], 2)["total_runs"] == 2
+
+
+def test_a_flaky_case_below_the_minimum_pass_rate_fails_with_the_figures() -> None:
+    verdict = case_verdict([run(), run("failed", error="no refund"), run(), run()], min_pass_rate=80)
+    assert verdict.status == "failed"
+    assert verdict.error == "3 of 4 runs passed (75%, below --min-pass-rate 80%): no refund"
+    assert verdict.stability is not None and verdict.stability["flaky"] is True
+
+
+def result(case_id: str, status: str, file: str = "s.jsonl", **extra: Any) -> dict[str, Any]:
+    return {"id": case_id, "status": status, "file": file, "line": 1, **extra}
+
+
+def report(*results: dict[str, Any], **summary: Any) -> dict[str, Any]:
+    return {"results": list(results), "summary": summary, "metadata": {"started_at": "t", "version": "0"}}
+
+
+def test_a_duplicate_id_in_a_baseline_is_the_first_of_them() -> None:
+    baseline = report(result("a", "passed"), result("a", "error"))
+    comparison = compare(report(result("a", "failed")), baseline, path="b.json")
+    assert [(c["id"], c["was"]) for c in comparison["regressions"]] == [("a", "passed")]
+
+
+def test_a_case_whose_suite_file_moved_is_the_same_case() -> None:
+    baseline = report(result("a", "passed", "old/s.jsonl"), result("b", "passed", "old/s.jsonl"),
+                      result("x", "passed", "one.jsonl"), result("x", "passed", "two.jsonl"))
+    now = report(result("a", "failed", "new/s.jsonl"), result("b", "passed", "new/s.jsonl"),
+                 result("x", "passed", "three.jsonl"))
+    comparison = compare(now, baseline, path="b.json")
+    assert [(c["id"], c["moved_from"]) for c in comparison["regressions"]] == [("a", "old/s.jsonl")]
+    assert comparison["counts"]["removed"] == 2 and comparison["counts"]["new"] == 1   # `x`: ambiguous, not matched
+
+
+def test_an_edited_baseline_with_odd_numbers_gives_no_delta_rather_than_a_crash() -> None:
+    baseline = report(result("a", "passed", duration_ms="slow"), pass_rate=math.inf, duration_ms=None)
+    comparison = compare(report(result("a", "passed", duration_ms=500), pass_rate=100.0, duration_ms=5),
+                         baseline, path="b.json")
+    assert comparison["pass_rate"] == {"before": None, "now": 100.0, "delta": None}
+    assert comparison["duration_ms"] == {"before": None, "now": 5, "delta": None}
+
+
+def test_a_shard_is_compared_with_the_baseline_over_its_own_cases() -> None:
+    baseline = report(result("a", "passed"), result("b", "failed"), result("c", "failed"), pass_rate=33.33)
+    comparison = compare(report(result("a", "passed"), pass_rate=100.0), baseline, path="b.json", partial=True)
+    assert comparison["pass_rate"] == {"before": 100.0, "now": 100.0, "delta": 0.0}
+
+
+@pytest.mark.parametrize(("ok", "fail_on", "regressions", "spent", "code"), [
+    (True, "failure", None, False, 0), (False, "failure", None, False, 1), (True, "failure", None, True, 1),
+    (False, "regression", 0, False, 0), (True, "regression", 1, False, 1), (True, "regression", 0, True, 1),
+    (False, "regression", None, False, 1), (False, "never", 3, True, 0),
+])
+def test_the_exit_code(ok: bool, fail_on: str, regressions: int | None, spent: bool, code: int) -> None:
+    assert exit_code(ok, fail_on, regressions, spent=spent) == code
