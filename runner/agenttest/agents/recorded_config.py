@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import shlex
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,15 @@ _LEFT_OUT = {"api_key", "headers", "env", "base_url", "url", "cwd", "price", "de
 _CONNECTOR_FIELDS = {"type", "model", "params"}
 
 
-def recorded_config(project: ProjectConfig, agent_id: str) -> dict[str, Any]:
+@dataclass(frozen=True)
+class RecordedConfig:
+    """An agent's settings as a cassette stores them, and their digest (computed once per run)."""
+
+    described: dict[str, Any]
+    digest: str
+
+
+def recorded_config(project: ProjectConfig, agent_id: str) -> RecordedConfig:
     """The agent's settings as a cassette stores them (plain JSON, file contents as digests)."""
     settings = project.agents[agent_id]
     config_dir = project.directory
@@ -46,7 +55,7 @@ def recorded_config(project: ProjectConfig, agent_id: str) -> dict[str, Any]:
         argv = shlex.split(command) if isinstance(command, str) else list(command)
         cwd = config_dir / str(getattr(settings, "cwd", None) or ".")
         described["scripts"] = {arg: digest for arg in argv if (digest := _file_digest(cwd, arg))}
-    return described
+    return RecordedConfig(described, config_digest(described))
 
 
 def config_digest(described: dict[str, Any]) -> str:

@@ -26,7 +26,7 @@ from ..errors import AgentCallError
 from ..files import write_text
 from ..secrets import redact
 from .base import AgentRequest, AgentResponse
-from .recorded_config import config_digest
+from .recorded_config import RecordedConfig
 
 FORMAT = "agenttest-cassettes"
 _VOLATILE = ("chat_id",)
@@ -117,7 +117,8 @@ class Cassettes:
 
     # -- replay --------------------------------------------------------------------------------------------------
 
-    def play(self, request: AgentRequest, case: tuple[str, str], config: dict[str, Any] | None = None) -> AgentResponse:
+    def play(self, request: AgentRequest, case: tuple[str, str],
+             config: RecordedConfig | None = None) -> AgentResponse:
         """The recorded response of this call, by an agent configured as `config` is. AgentCallError (`infra`)
         saying what is missing, and how the nearest recording differs, when there is none."""
         shown = canonical(request)
@@ -132,9 +133,9 @@ class Cassettes:
         interactions = cassette.cases.get(case[1], [])
         found = next((i for i in interactions if i.key == key), None)
         if found is not None and config is not None and found.config is not None \
-                and found.config != config_digest(config):
+                and found.config != config.digest:
             then = cassette.configs.get(found.config)
-            change = _first_difference(config, then) if then is not None else "its configuration"
+            change = _first_difference(config.described, then) if then is not None else "its configuration"
             raise AgentCallError(f"replay: agent {request.agent!r} changed since {where} was recorded ({change}); "
                                  f"re-record with --record {self._display()}", kind="infra")
         if found is not None and rank < len(found.responses):
@@ -153,7 +154,7 @@ class Cassettes:
     # -- record --------------------------------------------------------------------------------------------------
 
     def record(self, request: AgentRequest, case: tuple[str, str], outcome: AgentResponse | AgentCallError,
-               config: dict[str, Any] | None = None) -> None:
+               config: RecordedConfig | None = None) -> None:
         """Keep one call's outcome (a response, or the error it failed with), in the order calls were made, with
         the configuration of the agent that answered."""
         shown = canonical(request)
@@ -161,8 +162,8 @@ class Cassettes:
         path = self.path_for(case)
         digest = None
         if config is not None:
-            digest = config_digest(config)
-            self._configs[path][digest] = config
+            digest = config.digest
+            self._configs[path][digest] = config.described
         interaction = self._recorded[path].setdefault(
             f"{case[1]}\x1f{key}", _Interaction(key, request.agent, request.role, shown, config=digest))
         if isinstance(outcome, AgentCallError):
@@ -284,7 +285,7 @@ def _short(value: Any) -> str:
 class RecordingAgent:
     """An agent whose every call is recorded in the cassettes, with its configuration (`recorded_config`)."""
 
-    def __init__(self, inner: Any, cassettes: Cassettes, config: dict[str, Any] | None = None) -> None:
+    def __init__(self, inner: Any, cassettes: Cassettes, config: RecordedConfig | None = None) -> None:
         self.id = inner.id
         self._inner = inner
         self._cassettes = cassettes
@@ -310,7 +311,7 @@ class RecordingAgent:
 class ReplayingAgent:
     """An agent that answers from the cassettes and never opens a connection."""
 
-    def __init__(self, agent_id: str, cassettes: Cassettes, config: dict[str, Any] | None = None) -> None:
+    def __init__(self, agent_id: str, cassettes: Cassettes, config: RecordedConfig | None = None) -> None:
         self.id = agent_id
         self._cassettes = cassettes
         self._config = config
