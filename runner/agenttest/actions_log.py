@@ -82,6 +82,13 @@ class GuardedLog:
         self.token = secrets.token_hex(16)
         return [f"::stop-commands::{self.token}"]
 
+    def guard(self) -> None:
+        """Open the block now, unless it is open already (a run that learns only from its options that it wants
+        the guard)."""
+        with _lock:
+            if self.token is None:
+                write_lines(self.stream, self.stop_lines())
+
     def resume_lines(self) -> list[str]:
         """Close the open block, if any; the line that closes it."""
         token, self.token = self.token, None

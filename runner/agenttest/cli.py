@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -10,8 +12,8 @@ import click
 
 from . import __version__
 from .action import action
-from .actions_log import write_line
-from .errors import EXIT_INTERRUPTED, EXIT_USAGE, AgentTestError
+from .actions_log import guarded_log, write_line
+from .errors import EXIT_USAGE, AgentTestError
 from .launch import Launch
 from .project import find_config, load_project
 
@@ -83,12 +85,17 @@ def run(**options: Any) -> None:
 def execute(cli_values: dict[str, Any], cwd: Path | None = None) -> int:
     """Run what the flags describe (`Launch`: the log guarded in CI); a user mistake exits 2 and an interrupt 130,
     each with one line on stderr."""
-    launched = Launch().run(cli_values, cwd)
-    if launched.error is not None:
-        message = "Interrupted." if launched.exit_code == EXIT_INTERRUPTED else f"Error: {launched.error}"
-        write_line(sys.stderr, message)
-    return launched.exit_code
+    return Launch().run(cli_values, cwd, echo_error=True).exit_code
 
+
+@contextmanager
+def _guarded() -> Iterator[None]:
+    """A command's log inside the stop-commands block in GitHub Actions (SPEC §11): it prints suite text, file
+    names and report contents, none of which may become a workflow command."""
+    from .report.github import in_github_actions
+
+    with guarded_log(sys.stdout, guard=in_github_actions()):
+        yield
 
 
 @main.command()
@@ -99,14 +106,19 @@ def execute(cli_values: dict[str, Any], cwd: Path | None = None) -> int:
 def validate(input: tuple[str, ...], config: str | None, simulator: str | None) -> None:
     """Parse and check suites (and the config, if any) without calling any agent: judges and simulators must be
     agents of the config. Generator inputs are not called. Exit 0 when all is valid, 2 when not."""
+    with _guarded():
+        _validate(list(input), config, simulator)
+
+
+def _validate(inputs: list[str], config: str | None, simulator: str | None) -> None:
     from .agents.pool import AgentPool
     from .cases import load_suite
     from .cases.model import InvalidCase
     from .engine.plan import checks_for, helper_agents, prepare_generators
     cwd = Path.cwd()
     try:
-        project = load_project(find_config(config, list(input), cwd))
-        suite = load_suite(list(input), cwd=cwd, project_dir=project.directory if project.path else None,
+        project = load_project(find_config(config, inputs, cwd))
+        suite = load_suite(inputs, cwd=cwd, project_dir=project.directory if project.path else None,
                            checks=checks_for(project, simulator))
         # Helpers are built, never called, so their configuration mistakes show here too — those that need
         # `${VAR}`s that are not set excepted: validating must work without any secret.
@@ -116,16 +128,16 @@ def validate(input: tuple[str, ...], config: str | None, simulator: str | None) 
             if pool.has_variables(agent_id):
                 pool.helper(agent_id)
     except AgentTestError as exc:
-        click.echo(f"Error: {exc}", err=True)
+        write_line(sys.stderr, f"Error: {exc}")
         sys.exit(EXIT_USAGE)
     for warning in suite.warnings:
-        click.echo(f"warning: {warning}")
+        write_line(sys.stdout, f"warning: {warning}")
     invalid = [e for e in suite.entries if isinstance(e, InvalidCase)]
     for entry in invalid:
-        click.echo(f"{entry.file}:{entry.line}: {entry.message}" if entry.file else entry.message)
+        write_line(sys.stdout, f"{entry.file}:{entry.line}: {entry.message}" if entry.file else entry.message)
     cases = len(suite.entries) - len(invalid)
     generators = f" (and {len(suite.generators)} generator input(s), not called)" if suite.generators else ""
-    click.echo(f"{cases} valid, {len(invalid)} invalid in {len(suite.files)} file(s){generators}")
+    write_line(sys.stdout, f"{cases} valid, {len(invalid)} invalid in {len(suite.files)} file(s){generators}")
     sys.exit(EXIT_USAGE if invalid or not (suite.entries or suite.generators) else 0)
 
 
@@ -151,8 +163,10 @@ def merge(reports: tuple[str, ...], output_dir: str, baseline: str | None, fail_
     unsharded run. Exit 0 when every case passed, 1 when not, 2 when the reports cannot be merged."""
     from .report.merge import merge_command
 
-    sys.exit(merge_command([Path(p) for p in reports], Path(output_dir), Path(baseline) if baseline else None,
-                           fail_on))
+    with _guarded():
+        code = merge_command([Path(p) for p in reports], Path(output_dir), Path(baseline) if baseline else None,
+                             fail_on)
+    sys.exit(code)
 
 
 main.add_command(action)

@@ -9,6 +9,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from .bounds import json_safe
 from .secrets import redact
 
 # A lone surrogate (an agent replying "\ud800") cannot be encoded as UTF-8; in JSON it stays an escape sequence.
@@ -39,12 +40,24 @@ def write_text(path: Path, text: str) -> None:
 
 
 def json_text(data: Any) -> str:
-    """Pretty JSON (2-space indent, trailing newline) with secrets masked."""
-    return _escape_surrogates(json.dumps(redact(data), indent=2, ensure_ascii=False, default=str)) + "\n"
+    """Pretty JSON (2-space indent, trailing newline) with secrets masked; strict RFC 8259 (see `_dumps`)."""
+    return _dumps(data, indent=2) + "\n"
 
 
 def json_line(data: Any) -> str:
-    return _escape_surrogates(json.dumps(redact(data), ensure_ascii=False, separators=(",", ":"), default=str)) + "\n"
+    """One line of JSON with secrets masked; strict RFC 8259 (see `_dumps`)."""
+    return _dumps(data, separators=(",", ":")) + "\n"
+
+
+def _dumps(data: Any, **layout: Any) -> str:
+    """JSON every reader accepts (Node's JSON.parse, jq): NaN and ±Infinity, which Python would write bare, become
+    strings, and a value nested too deeply for any walk is cut with a marker (`bounds.json_safe`). The common value
+    has neither and is written at once; only a value that fails pays for the copy."""
+    try:
+        text = json.dumps(redact(data), ensure_ascii=False, allow_nan=False, default=str, **layout)
+    except (ValueError, RecursionError):
+        text = json.dumps(redact(json_safe(data)), ensure_ascii=False, allow_nan=False, default=str, **layout)
+    return _escape_surrogates(text)
 
 
 def _escape_surrogates(text: str) -> str:

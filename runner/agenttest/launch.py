@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from .actions_log import guarded_log
+from .actions_log import guarded_log, write_line
 from .config import RunConfig, build_run_config
 from .engine.run import RunOutcome, run_suite
 from .errors import EXIT_INTERRUPTED, EXIT_USAGE, AgentTestError
@@ -25,21 +25,36 @@ class Launch:
     outcome: RunOutcome | None = None     # None when the run did not end by itself
     error: str | None = None              # the one-line message of a user mistake or an interrupt
 
-    def run(self, cli_values: dict[str, Any], cwd: Path | None = None) -> Launch:
+    def run(self, cli_values: dict[str, Any], cwd: Path | None = None, *, echo_error: bool = False) -> Launch:
         """Build the run configuration from `agenttest run`'s values and run it inside the guarded log (see
-        `log_guard_wanted`). A user mistake (AgentTestError) ends it with exit code 2, an interrupt before the
-        engine took over the signals with 130; anything else is our bug and propagates, the guard resumed, with
-        `config` still telling the caller what the run may have written."""
-        try:
-            self.config = build_run_config(cli_values, cwd)
-            with guarded_log(sys.stdout, guard=log_guard_wanted(self.config.options.annotations, sys.stdout)):
-                outcome = run_suite(self.config)
+        `log_guard_wanted`; a message about a mistake in the configuration is printed inside it too, in GitHub
+        Actions). A user mistake (AgentTestError) ends it with exit code 2, an interrupt before the engine took
+        over the signals with 130 — with `echo_error`, its one line printed inside the guard; anything else is our
+        bug and propagates, the guard resumed, with `config` still telling the caller what the run may have
+        written. `--dry-run` prints the cases on stdout for a pipe: its guard (and any `::add-mask::`) goes to
+        stderr, the same log for the runner."""
+        stream = sys.stderr if cli_values.get("dry_run") else sys.stdout
+        guard = in_github_actions()
+        try:        # before the guard: the config's secrets are masked (`::add-mask::`) outside any block
+            with guarded_log(stream, guard=False):
+                self.config = build_run_config(cli_values, cwd)
+            guard = log_guard_wanted(self.config.options.annotations, sys.stdout)
         except AgentTestError as exc:
             self.exit_code, self.error = EXIT_USAGE, str(exc)
         except KeyboardInterrupt:
             self.exit_code, self.error = EXIT_INTERRUPTED, "interrupted"
-        else:
-            self.outcome, self.exit_code = outcome, outcome.exit_code
+        with guarded_log(stream, guard=guard):
+            if self.config is not None and self.error is None:
+                try:
+                    outcome = run_suite(self.config)
+                except AgentTestError as exc:
+                    self.exit_code, self.error = EXIT_USAGE, str(exc)
+                except KeyboardInterrupt:
+                    self.exit_code, self.error = EXIT_INTERRUPTED, "interrupted"
+                else:
+                    self.outcome, self.exit_code = outcome, outcome.exit_code
+            if echo_error and self.error is not None:
+                write_line(sys.stderr, "Interrupted." if self.exit_code == EXIT_INTERRUPTED else f"Error: {self.error}")
         return self
 
 

@@ -11,15 +11,18 @@ from types import ModuleType
 from typing import Any
 
 from .errors import HookError
+from .workspace import UnsafePath, checked_file
 
 _MODULES: dict[Path, ModuleType] = {}
 
 
-def resolve_callable(ref: str, search_dirs: Iterable[Path], what: str = "function") -> Callable[..., Any]:
+def resolve_callable(ref: str, search_dirs: Iterable[Path], what: str = "function",
+                     root: Path | None = None) -> Callable[..., Any]:
     """`env_test.Before` → the `Before` attribute of the first `env_test.py` found in `search_dirs`.
 
     The module part may be dotted or slashed (`setup.db_test.Before`, `setup/db_test.Before` → `setup/db_test.py`).
-    Raises HookError naming the reference and where it looked.
+    With `root` (a suite's repository), the file must be safe to read as `workspace.checked_file` says: a symlink
+    out of the repository is not loaded. Raises HookError naming the reference and where it looked.
     """
     ref = ref.strip()
     if "." not in ref or ref.startswith(".") or ref.endswith("."):
@@ -30,6 +33,11 @@ def resolve_callable(ref: str, search_dirs: Iterable[Path], what: str = "functio
     for directory in dirs:
         candidate = (directory / relative).with_suffix(".py")
         if candidate.is_file():
+            if root is not None:
+                try:
+                    checked_file(candidate, root, str(candidate))
+                except UnsafePath as exc:
+                    raise HookError(f"{what} {ref!r}: {exc}") from None
             module = _load(candidate.resolve())
             func = getattr(module, func_name, None)
             if func is None:

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from .assertions.base import AssertionResult
+from .bounds import MAX_STORED_CHARS, is_large, json_safe, stored
 from .usage import Usage
 
 Status = Literal["passed", "failed", "error", "timeout", "skipped"]
@@ -38,6 +39,25 @@ class CaseResult:
     runs: list[dict[str, Any]] | None = None        # with --runs: each run's status, duration and error
     stability: dict[str, Any] | None = None         # with --runs: pass rate, class, flaky, durations
     position: int | None = None                     # with --shard: the case's place in the whole suite
+
+    def bound(self) -> None:
+        """Keep only what artifacts store of each value (`bounds.stored`), once the assertions have seen the whole
+        reply: a run's memory and its artifacts stay flat in the size of replies. An assertion's `actual` that is
+        the (large) output is not kept twice."""
+        output = self.output
+        for result in self.assertions:
+            if is_large(result.actual) and (result.actual is output or result.actual == output):
+                result.actual, result.actual_is_output = None, True
+            else:
+                result.actual = stored(result.actual)
+            result.expected = stored(result.expected)
+            if result.details:
+                result.details = json_safe(result.details, cap=MAX_STORED_CHARS)
+        self.input, self.output, self.expected = stored(self.input), stored(output), stored(self.expected)
+        for name in ("trace", "metadata"):
+            value = getattr(self, name)
+            if value:
+                setattr(self, name, json_safe(value, cap=MAX_STORED_CHARS))
 
     @property
     def key(self) -> tuple[str, str]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -18,14 +19,55 @@ def repository_root(start: Path, environ: Mapping[str, str] | None = None) -> Pa
     return Path(workspace).resolve() if workspace else start
 
 
+def git_root(start: Path) -> Path | None:
+    """The git top-level holding `start`, if any."""
+    start = start.resolve()
+    return next((directory for directory in [start, *start.parents] if (directory / ".git").exists()), None)
+
+
 def attachment_root(suite_dir: Path, project_dir: Path | None = None) -> Path:
     """The directory a suite's `file://` attachments must stay inside: the git repository holding the suite; without
     one, the project (agenttest.yaml's directory) when the suite is inside it; else the suite's own directory.
     Never the working directory: running from `/` must not open `/etc` to a suite."""
     suite_dir = suite_dir.resolve()
-    for directory in [suite_dir, *suite_dir.parents]:
-        if (directory / ".git").exists():
-            return directory
+    found = git_root(suite_dir)
+    if found is not None:
+        return found
     if project_dir is not None and suite_dir.is_relative_to(project_dir.resolve()):
         return project_dir.resolve()
     return suite_dir
+
+
+MAX_SUITE_FILE_BYTES = 64 * 1024 * 1024     # a suite file, a JSON schema, an attachment, a script or hook module
+
+
+class UnsafePath(ValueError):
+    """A path a suite names that must not be read (SPEC §11); the message says why, naming the path as given."""
+
+
+def checked_file(path: Path, root: Path, shown: str | None = None, *,
+                 limit: int = MAX_SUITE_FILE_BYTES) -> Path:
+    """`path` resolved (symlinks followed) when it is safe to read for a suite: inside `root`, not under `.git/`,
+    a regular file (no device, FIFO or directory) of at most `limit` bytes. UnsafePath otherwise — before anything
+    of the file is read. `shown` names it in the message (default: the path)."""
+    name = shown or str(path)
+    top = root.resolve()
+    try:
+        real = path.resolve()
+    except (OSError, RuntimeError) as exc:        # RuntimeError: a symlink loop on Python < 3.13
+        raise UnsafePath(f"cannot read {name}: {getattr(exc, 'strerror', None) or exc}") from None
+    if not real.is_relative_to(top):
+        raise UnsafePath(f"{name} is outside the repository")
+    if not real.exists():
+        raise UnsafePath(f"{name} not found ({real.relative_to(top).as_posix()})")
+    if ".git" in real.relative_to(top).parts:
+        raise UnsafePath(f"{name} is inside .git/, which a suite may not read")
+    try:
+        info = real.stat()
+    except OSError as exc:
+        raise UnsafePath(f"cannot read {name}: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(info.st_mode):
+        raise UnsafePath(f"{name} is not a file")
+    if info.st_size > limit:
+        raise UnsafePath(f"{name} is {info.st_size:,} bytes, more than the {limit:,} a suite may read")
+    return real

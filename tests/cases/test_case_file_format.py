@@ -194,10 +194,10 @@ def test_unreadable_file_is_one_invalid_case_and_the_rest_still_loads(repo: Path
 
 def test_broken_symlink_in_a_directory_is_one_invalid_case(repo: Path, load: Load) -> None:
     write(repo / "tests/ok.jsonl", '{"id": "B", "input": "x"}\n')
-    (repo / "tests/broken.jsonl").symlink_to(repo / "nowhere.jsonl")
+    (repo / "tests/broken.jsonl").symlink_to(repo / "tests/nowhere.jsonl")
     broken, ok = load("tests").entries
     assert (broken.message, broken.file, broken.line) == (
-        "invalid test case: cannot read suite file: No such file or directory", "tests/broken.jsonl", 1)
+        "invalid test case: suite file tests/broken.jsonl not found (nowhere.jsonl)", "tests/broken.jsonl", 1)
     assert isinstance(ok, Case)
 
 

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import jsonschema
 import pytest
@@ -43,6 +44,14 @@ def respond(request):
         return {"content": HOSTILE + "y" * 2_000_000}
     if text == "boom":
         raise RuntimeError(HOSTILE)
+    if text == "deep":
+        value = HOSTILE
+        for _ in range(600):
+            value = [value]
+        return {"content": HOSTILE, "data": value}
+    if text == "inf":
+        import json
+        return {"content": HOSTILE, "data": json.loads('{"n": 1e999, "m": -1e999}')}
     return {"content": HOSTILE}
 
 
@@ -83,6 +92,8 @@ def workspace(tmp_path: Path) -> Path:
         {"id": "later", "input": "hi", "skip": "not yet ::error::skip"},
         *({"id": f"more-{i}", "input": "hi", "assert": {"type": "not_contains", "value": "pwned"}}
           for i in range(12)),
+        {"id": "deep", "input": "deep"},                   # nested past any walk: an agent error, not a crash
+        {"id": "inf", "input": "inf", "assert": {"type": "json_path", "path": "n", "value": 1}},
     ]
     lines = [json.dumps(case) for case in cases]
     lines.insert(5, '{"id": "broken", "input": ')         # an invalid line: an error result at line 6
@@ -120,7 +131,7 @@ def test_hostile_agent_in_github_actions(workspace: Path) -> None:
                           "title": "agenttest: injects: ::error::<b>x</b> (failed)"}
     assert "more failing cases not annotated" in annotations[-2][2]
     assert annotations[-1][1] == {}
-    assert annotations[-1][2].startswith("agenttest: 14 failed, 2 errored of 18 cases")
+    assert annotations[-1][2].startswith("agenttest: 15 failed, 3 errored of 20 cases")
     assert not commands_the_runner_would_run(proc.stderr.splitlines())
 
     # junit.xml: valid against the XSD, every case where it belongs, read by junitparser.
@@ -130,7 +141,7 @@ def test_hostile_agent_in_github_actions(workspace: Path) -> None:
     xml = JUnitXml.fromfile(str(results / "junit.xml"))
     suite = next(iter(xml))
     counts = (suite.name, suite.tests, suite.failures, suite.errors, suite.skipped)
-    assert counts == ("evals/hostile.jsonl", 18, 14, 2, 1)
+    assert counts == ("evals/hostile.jsonl", 20, 15, 3, 1)
     broken = document.find(".//testcase[@line='6']")
     assert broken.find("error").get("type") == "invalid"
     assert broken.find("error").get("message").startswith("invalid test case")
@@ -140,7 +151,7 @@ def test_hostile_agent_in_github_actions(workspace: Path) -> None:
     summary = (results / "summary.md").read_text()
     assert (workspace / "step_summary").read_text() == summary
     assert len(summary.encode()) <= 1_000_000
-    assert "| 18 | 1 | 14 | 2 | 0 | 1 |" in summary
+    assert "| 20 | 1 | 15 | 3 | 0 | 1 |" in summary
     assert "https://github.com/octo/agents/blob/0123abcd/evals/hostile.jsonl#L1" in summary
     html = gfm(summary)
     assert "<script" not in html and 'href="https://evil' not in html and "<h1" not in html
@@ -149,10 +160,22 @@ def test_hostile_agent_in_github_actions(workspace: Path) -> None:
     ctrf = json.loads((results / "ctrf.json").read_text())
     jsonschema.validate(ctrf, CTRF_SCHEMA)
     counts = {key: ctrf["results"]["summary"][key] for key in ("tests", "passed", "failed", "skipped", "suites")}
-    assert counts == {"tests": 18, "passed": 1, "failed": 16, "skipped": 1, "suites": 1}
-    assert ctrf["results"]["summary"]["extra"]["errors"] == 2
+    assert counts == {"tests": 20, "passed": 1, "failed": 18, "skipped": 1, "suites": 1}
+    assert ctrf["results"]["summary"]["extra"]["errors"] == 3
     assert "#xD800" in json.dumps(ctrf) and "#xD800" in summary and b"#xD800" in junit
-    assert json.loads((results / "report.json").read_text())["summary"]["total"] == 18
+
+    # report.json and events.jsonl: strict JSON (no bare Infinity), the 2 MB reply stored once and capped.
+    def strict(text: str) -> Any:
+        return json.loads(text, parse_constant=lambda name: pytest.fail(f"{name} in a JSON artifact"))
+
+    report = strict((results / "report.json").read_text())
+    assert report["summary"]["total"] == 20
+    assert [strict(line) for line in (results / "events.jsonl").read_text().splitlines()]
+    deep = next(r for r in report["results"] if r["id"] == "deep")
+    assert (deep["status"], deep["error_kind"]) == ("error", "agent") and "nested deeper than" in deep["error"]
+    inf = next(r for r in report["results"] if r["id"] == "inf")
+    assert inf["status"] == "failed" and inf["assertions"][0]["actual"] == "Infinity"
+    assert (results / "report.json").stat().st_size < 1_000_000
 
 
 def test_annotations_can_be_turned_off_but_the_log_stays_guarded(workspace: Path) -> None:

@@ -6,6 +6,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from ..bounds import TOO_DEEP, too_deep
 from ..errors import AgentCallError
 
 # A token count above this is no count (a bug or a hostile agent), and is left out like a negative one.
@@ -86,6 +87,8 @@ class AgentResponse:
             return cls()
         if not isinstance(raw, dict):
             raise AgentCallError(f"agent returned {type(raw).__name__}, expected an object or a string")
+        if too_deep(raw):
+            raise AgentCallError(f"agent reply is {TOO_DEEP}")
         usage = raw.get("usage") or {}
         if not isinstance(usage, dict):
             raise AgentCallError("agent response field 'usage' must be an object")
@@ -139,12 +142,17 @@ class Agent(Protocol):
 
 
 def parse_arguments(arguments: Any) -> Any:
-    """Tool arguments as an object when they are a JSON string of one; otherwise as given."""
+    """Tool arguments as an object when they are a JSON string of one; otherwise as given. AgentCallError when
+    they nest too deeply for any walk."""
     if isinstance(arguments, str):
         try:
-            return json.loads(arguments)
+            arguments = json.loads(arguments)
         except ValueError:
             return arguments
+        except RecursionError:
+            raise AgentCallError(f"tool call arguments are {TOO_DEEP}") from None
+    if too_deep(arguments):
+        raise AgentCallError(f"tool call arguments are {TOO_DEEP}")
     return arguments
 
 

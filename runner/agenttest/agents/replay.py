@@ -231,7 +231,7 @@ def _load(path: Path, shown: str) -> _File:
                                             list(i["responses"]), None if i.get("config") is None else str(i["config"]))
                                for i in items] for case, items in cases.items()},
             configs={str(digest): described for digest, described in configs.items() if isinstance(described, dict)})
-    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
         raise AgentCallError(f"cannot read the cassette {shown}: {exc}", kind="infra") from None
 
 

@@ -7,6 +7,7 @@ from typing import Any
 
 import aiohttp
 
+from ..bounds import TOO_DEEP
 from ..errors import AgentCallError
 from ..secrets import mask
 
@@ -33,6 +34,8 @@ def parse_json(text: str, response: aiohttp.ClientResponse, shown: str) -> Any:
     """The reply as JSON, or an AgentCallError quoting what came instead."""
     try:
         return json.loads(text)
+    except RecursionError:
+        raise AgentCallError(f"reply from {shown} is {TOO_DEEP}") from None
     except ValueError:
         what = f"HTTP {response.status}, {response.content_type}"
         raise AgentCallError(f"reply from {shown} is not valid JSON ({what}): {snippet(text) or '(empty body)'}") \
@@ -47,6 +50,8 @@ def json_or_text(text: str) -> Any:
     if stripped[:1] in ("{", "[", '"'):
         try:
             return json.loads(stripped)
+        except RecursionError:
+            raise AgentCallError(f"agent reply is {TOO_DEEP}") from None
         except ValueError:
             pass
     return text

@@ -33,6 +33,8 @@ class AssertionSpec:
     use: str | None = None
     script: str | None = None
     base_dir: Path = field(default_factory=Path.cwd)
+    root: Path | None = field(default=None, compare=False)   # files it names must lie inside (the suite's
+                                                             # repository); None: base_dir
     prepared: Any = None
     helper_agent: str | None = None     # the agent this assertion asks (a judge), set by `prepare`
     warnings: list[str] = field(default_factory=list)   # said at load time; the assertion is still valid
@@ -83,10 +85,15 @@ class AssertionResult:
     score: float | None = None
     details: dict[str, Any] | None = None
     error_kind: str | None = None     # the assertion could not decide (a judge that failed): the case is an error
+    actual_is_output: bool = False    # `actual` is the case's (large) output, which the report keeps once
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"type": self.type, "passed": self.passed, "message": self.message,
-                               "expected": self.expected, "actual": self.actual}
+                               "expected": self.expected}
+        if self.actual_is_output:
+            out["actual_is_output"] = True
+        else:
+            out["actual"] = self.actual
         if self.negate:
             out["negate"] = True
         if self.score is not None:

@@ -31,7 +31,8 @@ def _prepare_script(spec: AssertionSpec) -> None:
         raise SuiteError("script assertion requires a script name ('script: module.func' or "
                          "'use: scripts:module.func')")
     try:
-        func = resolve_callable(ref, [spec.base_dir, spec.base_dir / "src"], what="script")
+        func = resolve_callable(ref, [spec.base_dir, spec.base_dir / "src"], what="script",
+                                root=spec.root or spec.base_dir)
     except HookError as exc:
         raise SuiteError(exc.message) from exc
     spec.prepared = _Script(ref, func)

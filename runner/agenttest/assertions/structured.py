@@ -24,13 +24,16 @@ from jsonschema import SchemaError, ValidationError
 from jsonschema.protocols import Validator
 from jsonschema.validators import validator_for
 
+from ..bounds import TOO_DEEP
 from ..errors import SuiteError
 from ..extract import extract_json
+from ..workspace import UnsafePath, checked_file
 from .base import AssertionSpec, EvalContext, Verdict, assertion, describe, json_equal, json_type
 
 JSON_TYPES = ("string", "number", "boolean", "array", "object", "null")
 _YAO_PART = re.compile(r"([^\[\]]*)((?:\[\d+\])*)")
 _MAX_SCHEMA_ERRORS = 3
+MAX_SCHEMA_BYTES = 4 * 1024 * 1024
 
 Lookup = Callable[[Any], Any]
 
@@ -175,7 +178,7 @@ def _prepare_json_schema(spec: AssertionSpec) -> None:
     """Load the schema (inline object, or a `.json` file relative to the suite) and check it is a valid schema."""
     schema = spec.value
     if isinstance(schema, str):
-        schema = _load_schema_file(spec.base_dir / schema)
+        schema = _load_schema_file(spec.base_dir / schema, schema, spec.root or spec.base_dir)
     if not isinstance(schema, dict):
         raise SuiteError(f"json_schema assertion 'value' must be a schema object or a path to a .json file, "
                          f"got {describe(spec.value)}")
@@ -188,13 +191,19 @@ def _prepare_json_schema(spec: AssertionSpec) -> None:
     spec.prepared = _SchemaCheck(compile_path(spec.path), validator)
 
 
-def _load_schema_file(path: Path) -> Any:
+def _load_schema_file(path: Path, shown: str, root: Path) -> Any:
+    """A schema file the suite names, read only when it is safe to (`workspace.checked_file`)."""
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        real = checked_file(path, root, f"JSON schema file {shown}", limit=MAX_SCHEMA_BYTES)
+        return json.loads(real.read_text(encoding="utf-8"))
+    except UnsafePath as exc:
+        raise SuiteError(str(exc)) from None
     except OSError as exc:
-        raise SuiteError(f"cannot read JSON schema file {path}: {exc.strerror or exc}") from exc
+        raise SuiteError(f"cannot read JSON schema file {shown}: {exc.strerror or exc}") from exc
+    except RecursionError:
+        raise SuiteError(f"JSON schema file {shown} is {TOO_DEEP}") from None
     except ValueError as exc:
-        raise SuiteError(f"JSON schema file {path} is not valid JSON: {exc}") from exc
+        raise SuiteError(f"JSON schema file {shown} is not valid JSON: {exc}") from exc
 
 
 @assertion("json_schema", prepare=_prepare_json_schema)

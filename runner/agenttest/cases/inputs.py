@@ -20,8 +20,10 @@ from typing import Any
 from ..agents.base import MESSAGE_KEYS
 from ..assertions.base import json_type
 from ..hints import did_you_mean
+from ..workspace import UnsafePath, checked_file
 
 FILE_SCHEME = "file://"
+MAX_ATTACHMENT_BYTES = 20 * 1024 * 1024     # an attachment is sent whole, base64-encoded, in every request
 
 _PART_TYPES = "text, image, image_url, audio, input_audio, file, data"
 
@@ -67,18 +69,12 @@ class _Attachments:
         if not relative:
             raise InputError(field, f"{source!r} names no file")
         try:
-            path = (self.base_dir / relative).resolve()  # an absolute `relative` replaces base_dir
-            root = self.repo_root.resolve()
-            if not path.is_relative_to(root):
-                raise InputError(field, f"{source} is outside the repository")
-            if not path.exists():
-                raise InputError(field, f"{source} not found ({path.relative_to(root).as_posix()})")
-            if not path.is_file():
-                raise InputError(field, f"{source} is not a file")
+            path = checked_file(self.base_dir / relative, self.repo_root, source, limit=MAX_ATTACHMENT_BYTES)
             return path.read_bytes(), path
-        except (OSError, ValueError, RuntimeError) as exc:  # RuntimeError: a symlink loop on Python < 3.13
-            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-            raise InputError(field, f"cannot read {source}: {reason}") from None
+        except UnsafePath as exc:
+            raise InputError(field, str(exc)) from None
+        except OSError as exc:
+            raise InputError(field, f"cannot read {source}: {exc.strerror or exc}") from None
 
     def data_url(self, source: str, field: str, mime_table: dict[str, str]) -> tuple[str, Path]:
         data, path = self.read(source, field)

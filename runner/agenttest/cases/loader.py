@@ -11,7 +11,7 @@ A case's `expected` becomes its one assertion, an `equals` prepared like any oth
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -19,10 +19,11 @@ from pydantic import ValidationError
 
 from .. import assertions as _register_assertion_types  # noqa: F401  (importing the package fills the registry)
 from ..assertions.base import REGISTRY, AssertionSpec, json_type, known_types, prepare_assertion
+from ..bounds import TOO_DEEP, too_deep
 from ..errors import SuiteError
 from ..hints import closest, did_you_mean
 from ..validation import describe_errors
-from ..workspace import attachment_root
+from ..workspace import UnsafePath, attachment_root, checked_file
 from .inputs import InputError, normalize_input
 from .model import SCRIPTED, Case, Checkpoint, Conversation, InvalidCase, Suite
 from .reader import RawEntry, read_entries
@@ -41,6 +42,7 @@ class Checks:
 
     agents: Mapping[str, str | None] | None = None
     default_simulator: str | None = None
+    root: Path | None = None      # every file a case names must lie inside it (set per suite file)
 
 
 def load_suite(inputs: list[str], *, cwd: Path, project_dir: Path | None = None, exclude: Iterable[Path] = (),
@@ -74,7 +76,11 @@ def load_suite(inputs: list[str], *, cwd: Path, project_dir: Path | None = None,
         display = display_path(source, cwd)
         builder.suite.files.append(display)
         root = repo_root or attachment_root(source.parent, project_dir)
-        for entry in read_entries(source):
+        try:        # a suite file that is a symlink out of the repository, a FIFO, a huge file: not read
+            entries = read_entries(checked_file(source, attachment_root(source.parent, project_dir), display))
+        except UnsafePath as exc:
+            entries = [RawEntry(1, error=f"suite file {exc}")]
+        for entry in entries:
             builder.add_entry(entry, display, source.parent, root)
     return builder.suite
 
@@ -111,7 +117,7 @@ class _SuiteBuilder:
             entry = build_case(raw.value, file=file, line=raw.line, base_dir=base_dir, repo_root=repo_root,
                                checks=self.checks, warnings=self.suite.warnings)
         except RecursionError:
-            entry = InvalidCase(f"{INVALID}nested too deeply", id=case_id, file=file, line=raw.line)
+            entry = InvalidCase(f"{INVALID}{TOO_DEEP}", id=case_id, file=file, line=raw.line)
         self.suite.entries.append(entry)
 
 
@@ -134,7 +140,7 @@ def build_generated(values: list[Any], source: GeneratorSource, *, base_dir: Pat
             entry = build_case(value, file=None, line=None, base_dir=base_dir, repo_root=repo_root, checks=checks,
                                warnings=warnings, where=where)
         except RecursionError:
-            entry = InvalidCase(f"{INVALID}{where}: nested too deeply", id=case_id)
+            entry = InvalidCase(f"{INVALID}{where}: {TOO_DEEP}", id=case_id)
         if isinstance(entry, InvalidCase) and entry.id is None:
             entry.id = where            # no id to name it by: its generator and index
         entry.source = source.spelled
@@ -156,8 +162,12 @@ def build_case(value: Any, *, file: str | None, line: int | None, base_dir: Path
     """Validate one parsed entry into a Case, or an InvalidCase listing every problem found (joined by `; `).
     Warnings (the case is still valid) are appended to `warnings` as `place: field: message`; `where` names an
     entry that has no file (a generated case)."""
-    checks = checks or Checks()
+    checks = replace(checks or Checks(), root=repo_root)
     case_id, raw_input = _known_id_and_input(value)
+    if too_deep(value):       # every later walk (checks, comparisons, artifacts) stays shallow
+        lead = f"{where}: " if where else ""
+        return InvalidCase(f"{INVALID}{lead}{TOO_DEEP}", id=case_id, file=file, line=line,
+                           input=raw_input if not too_deep(raw_input) else None)
     lead = f"{where}: " if where else ""
 
     def invalid(problems: list[str]) -> InvalidCase:
@@ -375,7 +385,7 @@ def _prepared_specs(written: Any, key: str, base_dir: Path, checks: Checks, prob
         return []
     specs = []
     for place, item, type_place in items:
-        spec = _assertion_spec(item, place, type_place, base_dir)
+        spec = _assertion_spec(item, place, type_place, base_dir, checks.root)
         if isinstance(spec, list):
             problems.extend(spec)
             continue
@@ -388,7 +398,8 @@ def _prepared_specs(written: Any, key: str, base_dir: Path, checks: Checks, prob
     return specs
 
 
-def _assertion_spec(item: Any, place: str, type_place: str, base_dir: Path) -> AssertionSpec | list[str]:
+def _assertion_spec(item: Any, place: str, type_place: str, base_dir: Path,
+                    root: Path | None) -> AssertionSpec | list[str]:
     """One prepared assertion, or its problems. `place` is its field (`assert[1]`), `type_place` its type's."""
     if not isinstance(item, dict):
         return [f"{place}: expected an assertion object, got {json_type(item)}"]
@@ -403,7 +414,7 @@ def _assertion_spec(item: Any, place: str, type_place: str, base_dir: Path) -> A
         return [f"{type_place}: unknown assertion type {written.kind!r} ({hint}valid: {', '.join(valid)})"]
     spec = AssertionSpec(type=written.kind, value=written.resolved_value, path=written.path, message=written.message,
                          negate=written.negate, options=dict(written.options or {}), use=written.use,
-                         script=written.script, base_dir=base_dir)
+                         script=written.script, base_dir=base_dir, root=root)
     try:
         prepare_assertion(spec)
     except SuiteError as exc:

@@ -9,6 +9,7 @@ from typing import Any
 from ..errors import HookError
 from ..refs import resolve_callable
 from ..threads import call_user
+from ..workspace import git_root
 
 
 class Hooks:
@@ -22,7 +23,7 @@ class Hooks:
         dirs = [base_dir, base_dir / "src"]
         if self._agent_dir is not None:
             dirs.append(self._agent_dir)
-        return resolve_callable(ref, dirs, what="hook")
+        return resolve_callable(ref, dirs, what="hook", root=git_root(base_dir))
 
     async def call(self, ref: str, base_dir: Path, *args: Any) -> Any:
         """Run a hook with as many of `args` as it takes (see `call_user`) and unwrap a `{"data": …}` return.

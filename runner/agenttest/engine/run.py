@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
-from ..actions_log import write_line
+from ..actions_log import write_line, write_lines
 from ..agents.cache import HelperCache
 from ..agents.meter import Meter
 from ..agents.pool import AgentPool
@@ -140,6 +140,7 @@ async def _run_suite(config: RunConfig, suite: Suite, pool: AgentPool, checks: C
             _emit(reporters, "case_started", unit.entry)
 
     def unit_finished(result: CaseResult, unit: Unit) -> None:
+        result.bound()          # the assertions are done with the whole reply
         verdict = repeats.finished(unit, result)
         if verdict is None:
             return
@@ -197,7 +198,7 @@ async def _run_suite(config: RunConfig, suite: Suite, pool: AgentPool, checks: C
     _emit(reporters, "run_finished", report)
     if scheduler.interrupted:
         return RunOutcome(report, EXIT_INTERRUPTED)
-    if before_all_failed:
+    if before_all_failed or _artifacts_failed(reporters):    # CI must not go green without its artifacts
         return RunOutcome(report, EXIT_USAGE)
     regressions = report.data.get("comparison", {}).get("counts", {}).get("regressions")
     return RunOutcome(report, exit_code(summary.ok and not errors, options.fail_on, regressions,
@@ -294,10 +295,12 @@ def priced_calls(entries: list[Entry], target: str, override: str | None) -> lis
 def dry_run(entries: list[Entry], config: RunConfig) -> int:
     """Print the cases as JSONL (and write them to -o); invalid entries go to stderr and make it exit 2."""
     lines = [json_line(e.raw) for e in entries if isinstance(e, Case)]
-    sys.stdout.write("".join(lines))
+    # `##[` anywhere in a line is a command to the Actions runner, and stdout may reach the log before the guard
+    # (on stderr) does: spelled `\u0023#[` it is the same JSON and no command. A line starts with `{`, never `::`.
+    write_lines(sys.stdout, [line.rstrip("\n").replace("##[", "\\u0023#[") for line in lines])
     invalid = [e for e in entries if isinstance(e, InvalidCase)]
     for entry in invalid:
-        print(f"✗ {_place(entry)}: {entry.message}", file=sys.stderr)
+        write_line(sys.stderr, f"✗ {_place(entry)}: {entry.message}")
     if config.output is not None:
         write_text(config.output, "".join(lines))
     return 2 if invalid else 0
@@ -406,8 +409,20 @@ def _cancelled_by_signals() -> Iterator[None]:
 
 
 def _emit(reporters: list[Reporter], event: str, payload: object) -> None:
+    """Tell every reporter; one that breaks (our bug, or a full disk) is said on stderr and the others still
+    write their artifacts."""
     for reporter in reporters:
-        getattr(reporter, event)(payload)
+        try:
+            getattr(reporter, event)(payload)
+        except Exception as exc:
+            if not reporter.problems():       # once per reporter: the same failure would repeat for every case
+                reporter.problem(f"{type(reporter).__name__} failed on {event}: {type(exc).__name__}: {exc}")
+            else:
+                reporter.problems().append(f"{event}: {type(exc).__name__}: {exc}")
+
+
+def _artifacts_failed(reporters: list[Reporter]) -> bool:
+    return any(reporter.problems() for reporter in reporters)
 
 
 def _place(entry: InvalidCase) -> str:

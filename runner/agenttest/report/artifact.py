@@ -7,7 +7,6 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TextIO
 
-from ..actions_log import write_line
 from ..files import write_text
 from .base import Reporter, ReportLike
 
@@ -37,4 +36,4 @@ class FileReporter(Reporter):
         return True
 
     def warn(self, message: str) -> None:
-        write_line(self._errors, f"✗ {message}")
+        self.problem(message, self._errors)

@@ -5,11 +5,13 @@ Reporters listen; they do not steer. Adding an artifact means adding a Reporter,
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
-from typing import Any, Protocol
+from typing import Any, Protocol, TextIO
 
+from ..actions_log import write_line
 from ..analysis import compare, stability_summary
 from ..cases.model import Case
 from ..results import CaseResult, Summary
@@ -123,6 +125,15 @@ class MergedReport:
 
 class Reporter:
     """Base reporter: override what you need. Called from the engine's event loop thread, in order."""
+
+    def problems(self) -> list[str]:
+        """What this reporter could not do (an artifact it could not write), said on stderr as it happened."""
+        return self.__dict__.setdefault("_problems", [])
+
+    def problem(self, message: str, stream: TextIO | None = None) -> None:
+        """Say on stderr (or `stream`) that something could not be written, and keep it for the exit code."""
+        self.problems().append(message)
+        write_line(stream or sys.stderr, f"✗ {message}")
 
     def run_started(self, info: RunInfo) -> None:
         """The run is about to call its first case."""

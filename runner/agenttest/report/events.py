@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from pathlib import Path
 from typing import IO, TextIO
@@ -22,7 +23,7 @@ class EventsWriter(Reporter):
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._handle = self.path.open("w", encoding="utf-8")
         except OSError as exc:
-            print(f"✗ cannot write {self.path}: {exc.strerror or exc}", file=self._errors)
+            self.problem(f"cannot write {self.path}: {exc.strerror or exc}", self._errors)
             return
         self._emit({"type": "start", "timestamp": info.started_at, "agent_id": info.agent_id,
                     "total_cases": info.total})
@@ -44,5 +45,11 @@ class EventsWriter(Reporter):
     def _emit(self, event: dict) -> None:
         if self._handle is None:
             return
-        self._handle.write(json_line(event))
-        self._handle.flush()
+        try:
+            self._handle.write(json_line(event))
+            self._handle.flush()
+        except OSError as exc:           # a full disk: say it once, stop writing, let the run go on
+            self.problem(f"cannot write {self.path}: {exc.strerror or exc}", self._errors)
+            handle, self._handle = self._handle, None
+            with contextlib.suppress(OSError):
+                handle.close()

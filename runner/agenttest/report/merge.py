@@ -225,10 +225,14 @@ def merge_command(paths: list[Path], output_dir: Path, baseline: Path | None, fa
     links = SourceLinks.from_environment()
     step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
     report = MergedReport(merged)
-    for writer in (JsonReportWriter(output_dir / "report.json"), JUnitWriter(output_dir / "junit.xml", links),
-                   SummaryWriter(output_dir / "summary.md", links, Path(step_summary) if step_summary else None),
-                   CtrfWriter(output_dir / "ctrf.json", links)):
-        writer.run_finished(report)
+    writers = (JsonReportWriter(output_dir / "report.json"), JUnitWriter(output_dir / "junit.xml", links),
+               SummaryWriter(output_dir / "summary.md", links, Path(step_summary) if step_summary else None),
+               CtrfWriter(output_dir / "ctrf.json", links))
+    for writer in writers:
+        try:
+            writer.run_finished(report)
+        except Exception as exc:         # one broken artifact must not cost the others
+            writer.problem(f"{type(writer).__name__} failed: {type(exc).__name__}: {exc}")
     summary = merged["summary"]
     write_line(out, f"Merged {len(reports)} shards into {output_dir}: {summary['total']} cases, "
                     f"{summary['passed']} passed, {summary['failed']} failed, {summary['errors']} errors, "
@@ -240,4 +244,6 @@ def merge_command(paths: list[Path], output_dir: Path, baseline: Path | None, fa
     if fail_on == "regression" and comparison is None:
         write_line(sys.stderr, "⚠ --fail-on regression needs --baseline: failing on any failure instead")
     spent = bool((summary.get("budget") or {}).get("spent"))
+    if any(writer.problems() for writer in writers):
+        return EXIT_USAGE
     return exit_code(run_ok(merged), fail_on, regressions, spent=spent)

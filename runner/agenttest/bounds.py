@@ -1,0 +1,124 @@
+"""Limits on what an untrusted value (an agent's reply, a suite's `expected`) can do to a run: how deep it nests,
+which numbers it holds, and how much of it an artifact keeps (SPEC §11).
+
+Everything here walks values without recursion, so no value is deep enough to crash the walk itself.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+MAX_DEPTH = 100                 # levels of arrays and objects a value may have
+DEPTH_MARKER = f"[nested deeper than {MAX_DEPTH} levels: cut]"
+TOO_DEEP = f"nested deeper than {MAX_DEPTH} levels"
+MAX_STORED_CHARS = 32_768       # of one string, as an artifact keeps it
+MAX_STORED_JSON = 262_144       # of one value's JSON, as an artifact keeps it
+SHARED_FROM = 1_024             # an assertion's `actual` this long that equals the output is not stored again
+
+
+def depth(value: Any, stop: int = MAX_DEPTH + 1) -> int:
+    """How deep `value` nests (a scalar is 0, `[1]` is 1), counted up to `stop`."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, (dict, list, tuple)):
+            level += 1
+            deepest = max(deepest, level)
+            if deepest >= stop:
+                return deepest
+            children = item.values() if isinstance(item, dict) else item
+            stack.extend((child, level) for child in children)
+    return deepest
+
+
+def too_deep(value: Any, limit: int = MAX_DEPTH) -> bool:
+    return depth(value, limit + 1) > limit
+
+
+def json_safe(value: Any, *, limit: int = MAX_DEPTH, cap: int | None = None) -> Any:
+    """A copy of `value` every strict JSON reader accepts and no walk can choke on: parts nested deeper than
+    `limit` replaced by a marker, NaN and ±Infinity written as strings ("NaN", "Infinity", "-Infinity"), keys
+    made strings, and — with `cap` — strings longer than `cap` characters cut, saying how long they were."""
+    if not _needs_copy(value, limit, cap):
+        return value
+    root: list[Any] = [None]
+    # Each task: (the value, the container to put its copy in, the slot there, its level).
+    tasks: list[tuple[Any, Any, Any, int]] = [(value, root, 0, 0)]
+    while tasks:
+        item, parent, slot, level = tasks.pop()
+        if isinstance(item, dict):
+            if level >= limit:
+                parent[slot] = DEPTH_MARKER
+                continue
+            copy: dict[str, Any] = {}
+            parent[slot] = copy
+            for key, child in item.items():
+                name = key if isinstance(key, str) else str(key)
+                copy[name] = None
+                tasks.append((child, copy, name, level + 1))
+        elif isinstance(item, (list, tuple)):
+            if level >= limit:
+                parent[slot] = DEPTH_MARKER
+                continue
+            items: list[Any] = [None] * len(item)
+            parent[slot] = items
+            tasks.extend((child, items, index, level + 1) for index, child in enumerate(item))
+        else:
+            parent[slot] = _scalar(item, cap)
+    return root[0]
+
+
+def _needs_copy(value: Any, limit: int, cap: int | None) -> bool:
+    """Whether `json_safe` has anything to change (the common case, a plain small value, costs one walk)."""
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, dict):
+            if level >= limit or any(not isinstance(key, str) for key in item):
+                return True
+            stack.extend((child, level + 1) for child in item.values())
+        elif isinstance(item, (list, tuple)):
+            if level >= limit or isinstance(item, tuple):
+                return True
+            stack.extend((child, level + 1) for child in item)
+        elif _scalar(item, cap) is not item:
+            return True
+    return False
+
+
+def _scalar(item: Any, cap: int | None) -> Any:
+    if isinstance(item, float) and not math.isfinite(item):
+        return "NaN" if math.isnan(item) else "Infinity" if item > 0 else "-Infinity"
+    if cap is not None and isinstance(item, str) and len(item) > cap:
+        return f"{item[:cap]}… [cut: {len(item):,} characters in all]"
+    return item
+
+
+def stored(value: Any) -> Any:
+    """`value` as an artifact keeps it (SPEC §11): strings longer than MAX_STORED_CHARS cut, saying how long they
+    were; a structure whose JSON is longer than MAX_STORED_JSON kept as the start of that JSON, saying how long it
+    was; NaN, ±Infinity and too-deep parts as `json_safe` writes them. Small values come back as they are."""
+    if value is None or isinstance(value, (bool, int)):
+        return value
+    if isinstance(value, (str, float)):
+        return _scalar(value, MAX_STORED_CHARS)
+    safe = json_safe(value, cap=MAX_STORED_CHARS)
+    text = json.dumps(safe, ensure_ascii=False, allow_nan=False, default=str)
+    if len(text) <= MAX_STORED_JSON:
+        return safe
+    return f"{text[:MAX_STORED_JSON]}… [cut: {len(text):,} characters of JSON in all]"
+
+
+def is_large(value: Any) -> bool:
+    """Whether `value` is long enough (SHARED_FROM characters, as text or JSON) not to be stored twice."""
+    if isinstance(value, str):
+        return len(value) >= SHARED_FROM
+    if isinstance(value, (dict, list)):
+        try:
+            return len(json.dumps(value, ensure_ascii=False, default=str)) >= SHARED_FROM
+        except (ValueError, RecursionError):
+            return True
+    return False

@@ -1,0 +1,262 @@
+"""SPEC §11 through the real CLI, as GitHub Actions runs it: suite files and agent replies written by an attacker
+never become a workflow command, whatever the command (`run`, `validate`, `merge`, `--dry-run`), never crash the
+run or lose an artifact, and never make an artifact invalid JSON."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from e2e.conftest import Project
+from report.test_annotations import commands_the_runner_would_run
+
+ACTIONS = {"GITHUB_ACTIONS": "true"}
+
+CONFIG = """
+    version: 1
+    defaults:
+      name: bot
+    agents:
+      bot:
+        provider: python
+        callable: bot:reply
+    """
+
+BOT = '''
+import json
+
+def reply(request):
+    text = request["messages"][-1]["content"]
+    if text == "deep":
+        value = "bottom"
+        for _ in range(600):
+            value = {"d": value}
+        return {"content": "deep", "data": value}
+    if text == "huge":
+        return {"content": "big", "data": json.loads("[1e999, -1e999, 1]")}
+    if text.startswith("big"):
+        return "x" * 5_000_000 + " THE-END"
+    if text == "wide":
+        return {"content": "wide", "data": {"rows": [{"n": i, "text": "y" * 100} for i in range(20_000)]}}
+    if text == "slow":
+        import time
+        time.sleep(30)
+    return "ok " + text
+'''
+
+
+def log_of(*args: str, cwd: Path, env: dict[str, str] | None = None) -> tuple[int, list[str], str]:
+    """Run the CLI with stderr merged into stdout, as the runner reads a step's log; also stdout alone."""
+    full = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "AGENTTEST_"))}
+    full.update(env or {})
+    merged = subprocess.run([sys.executable, "-m", "agenttest", *args], cwd=cwd, env=full, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, timeout=60)
+    return merged.returncode, merged.stdout.splitlines(), merged.stdout
+
+
+def ours(executed: list[str]) -> list[str]:
+    """The commands the runner would run that agenttest did not mean to print (its guard and masks excepted)."""
+    return [c for c in executed if not c.startswith(("::stop-commands::", "::add-mask::"))]
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Project:
+    proj = Project(tmp_path)
+    proj.write("agenttest.yaml", CONFIG)
+    proj.write("bot.py", BOT)
+    return proj
+
+
+def test_validate_prints_hostile_suite_text_inside_the_guard(project: Project) -> None:
+    project.suite("tests/s.jsonl",
+                  {"id": "a", "input": "x", "##[error]PWN-key": 1},
+                  {"id": "b", "input": "x", "assert": {"type": "::error::PWN-type"}},
+                  {"id": "c", "input": "x", "assert": {"type": "regex", "value": "(##[error]PWN-regex"}},
+                  {"id": "d", "input": "x", "assert": {"type": "contains", "value": "ok"}})
+    project.suite("tests/odd\n::error::PWN-name.jsonl", {"id": "e", "input": "x", "::warning::PWN": 1})
+    code, lines, text = log_of("validate", "-i", "tests/", cwd=project.root, env=ACTIONS)
+    assert code == 2
+    assert "PWN-key" in text and "PWN-type" in text and "PWN-regex" in text and "PWN-name" in text
+    assert "1 valid, 4 invalid in 2 file(s)" in text
+    assert ours(commands_the_runner_would_run(lines)) == []
+    # Without the guard the same lines would be commands: the test can fail.
+    assert ours(commands_the_runner_would_run([line for line in lines if "stop-commands" not in line]))
+
+
+def test_merge_and_a_run_that_cannot_start_name_hostile_files_inside_the_guard(project: Project) -> None:
+    code, lines, text = log_of("merge", "x\n::error::PWN-merge.json", cwd=project.root, env=ACTIONS)
+    assert code == 2 and "PWN-merge" in text and ours(commands_the_runner_would_run(lines)) == []
+    code, lines, text = log_of("-i", "x\n::error::PWN-run.jsonl", cwd=project.root, env=ACTIONS)
+    assert code == 2 and "PWN-run" in text and ours(commands_the_runner_would_run(lines)) == []
+    project.suite("s.jsonl", {"id": "a", "input": "x"})
+    code, lines, text = log_of("-i", "s.jsonl", "--baseline", "##[error]PWN-base.json", cwd=project.root,
+                               env=ACTIONS)
+    assert code == 2 and "PWN-base" in text and ours(commands_the_runner_would_run(lines)) == []
+
+
+def test_dry_run_stdout_is_clean_jsonl_and_never_a_command(project: Project) -> None:
+    project.write("agenttest.yaml", CONFIG.rstrip() + """
+      remote:
+        provider: http
+        url: http://127.0.0.1:9/x
+        headers: {Authorization: "Bearer ${TOKEN}"}
+    """)
+    cases = [{"id": "a", "input": "##[error]PWN-a"}, {"id": "b", "input": "x ##[warning]PWN-b ##["}]
+    project.suite("s.jsonl", *cases, {"id": "bad", "input": "x", "assert": {"type": "::error::PWN-c"}})
+    env = {**ACTIONS, "TOKEN": "tok-4b1f9c2d7e"}
+    code, lines, _ = log_of("-i", "s.jsonl", "--dry-run", cwd=project.root, env=env)
+    assert code == 2 and ours(commands_the_runner_would_run(lines)) == []
+    alone = subprocess.run([sys.executable, "-m", "agenttest", "-i", "s.jsonl", "--dry-run"], cwd=project.root,
+                           env={**os.environ, **env}, capture_output=True, text=True, timeout=60)
+    assert [json.loads(line) for line in alone.stdout.splitlines()] == cases, alone.stderr   # nothing else
+    assert "stop-commands" in alone.stderr
+
+
+def test_deep_and_infinite_replies_are_agent_errors_and_every_artifact_is_strict_json(project: Project) -> None:
+    project.suite("s.jsonl",
+                  {"id": "deep", "input": "deep", "assert": {"type": "contains", "value": "deep"}},
+                  {"id": "huge", "input": "huge", "assert": {"type": "json_path", "path": "$[2]", "value": 1}},
+                  {"id": "fine", "input": "x", "assert": {"type": "contains", "value": "ok"}})
+    run = project.run("-i", "s.jsonl", env=ACTIONS)
+    assert run.code == 1, run.stdout + run.stderr
+    assert "Traceback" not in run.stderr
+    deep = run.result("deep")
+    assert (deep["status"], deep["error_kind"]) == ("error", "agent")
+    assert "nested deeper than" in deep["error"]
+    assert run.result("fine")["status"] == "passed"
+    results = project.root / "agenttest-results"
+    for name in ("report.json", "ctrf.json"):
+        json.loads((results / name).read_text(), parse_constant=_reject)
+    for line in (results / "events.jsonl").read_text().splitlines():
+        json.loads(line, parse_constant=_reject)
+    assert "Infinity" in (results / "report.json").read_text()                  # written as a string
+
+
+def test_a_suite_nested_too_deeply_is_an_invalid_case_for_run_and_validate(project: Project) -> None:
+    expected: object = "x"
+    for _ in range(600):
+        expected = [expected]
+    project.write("s.jsonl", json.dumps({"id": "deep", "input": "x", "expected": expected}) + "\n"
+                  + json.dumps({"id": "fine", "input": "x", "assert": {"type": "contains", "value": "ok"}}) + "\n"
+                  + json.dumps({"id": "inf", "input": "x", "expected": 1e999}).replace("Infinity", "1e999") + "\n")
+    run = project.run("-i", "s.jsonl")
+    assert "Traceback" not in run.stderr, run.stderr
+    assert run.result("deep")["status"] == "error" and "nested deeper than" in run.result("deep")["error"]
+    assert run.result("fine")["status"] == "passed"
+    json.loads((project.root / "agenttest-results" / "report.json").read_text(), parse_constant=_reject)
+    checked = project.run("validate", "-i", "s.jsonl")
+    assert checked.code == 2 and "s.jsonl:1:" in checked.stdout and "nested deeper than" in checked.stdout
+
+
+def _reject(name: str) -> None:
+    raise AssertionError(f"{name} in a JSON artifact")
+
+
+def test_a_suite_reads_no_file_outside_its_repository_nor_under_git(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "s.json").write_text('{"type": "object", "description": "OUTSIDE-SCHEMA"}')
+    (outside / "cases.jsonl").write_text(json.dumps({"id": "far", "input": "x"}) + "\n")
+    project = Project(tmp_path / "repo")
+    project.write("agenttest.yaml", CONFIG)
+    project.write("bot.py", BOT)
+    project.write(".git/config", "[http]\n\textraheader = AUTHORIZATION: basic GIT-TOKEN\n")
+    os.mkfifo(project.root / "tests-fifo.json")
+    (project.root / "zero.json").symlink_to("/dev/zero")
+    project.suite("tests/s.jsonl",
+                  {"id": "parent", "input": "x", "assert": {"type": "json_schema", "value": "../../outside/s.json"}},
+                  {"id": "absolute", "input": "x", "assert": {"type": "json_schema",
+                                                              "value": str(outside / "s.json")}},
+                  {"id": "device", "input": "x", "assert": {"type": "json_schema", "value": "../zero.json"}},
+                  {"id": "fifo", "input": "x", "assert": {"type": "json_schema", "value": "../tests-fifo.json"}},
+                  {"id": "git", "input": [{"role": "user", "content": [
+                      {"type": "text", "text": "read"}, {"type": "file", "source": "file://../.git/config"}]}]},
+                  {"id": "fine", "input": "x", "assert": {"type": "contains", "value": "ok"}})
+    (project.root / "tests" / "linked.jsonl").symlink_to(outside / "cases.jsonl")
+    run = project.run("-i", "tests/", timeout=30)
+    assert run.code == 1 and "Traceback" not in run.stderr, run.stderr
+    errors = {r["id"]: r for r in run.report["results"] if r["status"] == "error"}
+    refused = ("parent", "absolute", "device", "fifo", "git")
+    assert {key: errors[key]["error_kind"] for key in refused} == dict.fromkeys(refused, "invalid")
+    assert "../../outside/s.json is outside the repository" in errors["parent"]["error"]
+    assert "is outside the repository" in errors["absolute"]["error"]
+    assert "../zero.json is outside the repository" in errors["device"]["error"]
+    assert "../tests-fifo.json is not a file" in errors["fifo"]["error"]
+    assert "file://../.git/config is inside .git/" in errors["git"]["error"]
+    linked = [r for r in run.report["results"] if r.get("file") == "tests/linked.jsonl"]
+    assert len(linked) == 1 and linked[0]["status"] == "error"
+    assert "suite file tests/linked.jsonl is outside the repository" in linked[0]["error"]
+    assert run.result("fine")["status"] == "passed"
+    everything = run.report_text or ""
+    assert "OUTSIDE-SCHEMA" not in everything and "GIT-TOKEN" not in everything and "far" not in {
+        r["id"] for r in run.report["results"]}
+
+
+def test_large_replies_are_checked_whole_and_stored_capped(project: Project) -> None:
+    project.suite("s.jsonl",
+                  *[{"id": f"big{i}", "input": f"big{i}", "assert": [{"type": "contains", "value": "THE-END"},
+                                                                      {"type": "not_contains", "value": "zzz"}]}
+                    for i in range(6)],
+                  {"id": "wide", "input": "wide", "assert": {"type": "json_path", "path": "rows[19999].n",
+                                                             "value": 19999}},
+                  {"id": "small", "input": "x", "assert": {"type": "equals", "value": "nope"}})
+    run = project.run("-i", "s.jsonl", "--parallel", "3")
+    assert run.code == 1, run.stderr
+    big = run.result("big0")
+    assert big["status"] == "passed"                                # the assertion saw the end of the reply
+    assert len(big["output"]) < 40_000 and big["output"].endswith("… [cut: 5,000,008 characters in all]")
+    assert [a.get("actual_is_output") for a in big["assertions"]] == [True, True]
+    assert "actual" not in big["assertions"][0]
+    wide = run.result("wide")
+    assert wide["status"] == "passed" and isinstance(wide["output"], str)
+    assert "characters of JSON in all]" in wide["output"]
+    small = run.result("small")
+    assert small["assertions"][0]["actual"] == "ok x" and "actual_is_output" not in small["assertions"][0]
+    results = project.root / "agenttest-results"
+    for name in ("report.json", "events.jsonl", "junit.xml", "ctrf.json", "summary.md"):
+        assert (results / name).stat().st_size < 2_000_000, name     # 30 MB of replies, twice, before
+
+
+def test_an_interrupt_with_large_replies_in_memory_exits_within_five_seconds(project: Project) -> None:
+    project.suite("s.jsonl", *[{"id": f"big{i}", "input": f"big{i}"} for i in range(40)],
+                  *[{"id": f"slow{i}", "input": "slow"} for i in range(2)])
+    proc = subprocess.Popen([sys.executable, "-m", "agenttest", "-i", "s.jsonl", "--parallel", "4"],
+                            cwd=project.root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    events = project.root / "agenttest-results" / "events.jsonl"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not (events.exists() and '"big39"' in events.read_text()):
+        time.sleep(0.1)
+    time.sleep(0.3)
+    sent = time.monotonic()
+    proc.send_signal(signal.SIGTERM)
+    stdout, stderr = proc.communicate(timeout=20)
+    assert time.monotonic() - sent < 5
+    assert proc.returncode == 130, stdout + stderr
+    report = json.loads((project.root / "agenttest-results" / "report.json").read_text())
+    assert report["interrupted"] is True and report["summary"]["passed"] == 40
+
+
+def test_an_artifact_that_cannot_be_written_is_said_and_the_others_are_still_written(project: Project) -> None:
+    # BeforeAll runs after the up-front check that the paths are writable: it puts a directory where junit.xml
+    # goes, as a full disk or a racing step would break it.
+    project.write("env_test.py", """
+        import os
+
+        def BeforeAll(ctx, cases):
+            os.makedirs("agenttest-results/junit.xml/blocked", exist_ok=True)
+        """)
+    project.suite("s.jsonl", {"id": "a", "input": "x", "assert": {"type": "contains", "value": "ok"}})
+    run = project.run("-i", "s.jsonl", "--before", "env_test.BeforeAll")
+    assert run.code == 2, run.stdout + run.stderr
+    assert "agenttest-results/junit.xml: Is a directory" in run.stderr and "✗ cannot write " in run.stderr
+    results = project.root / "agenttest-results"
+    assert run.report["summary"]["passed"] == 1
+    assert (results / "summary.md").is_file() and (results / "ctrf.json").is_file()
+    assert (results / "events.jsonl").is_file()

@@ -1,0 +1,68 @@
+"""The limits on untrusted values: depth, strict-JSON numbers, and what artifacts store of a value."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from agenttest.bounds import DEPTH_MARKER, MAX_DEPTH, MAX_STORED_CHARS, depth, json_safe, stored, too_deep
+from agenttest.files import json_line, json_text
+
+
+def nested(levels: int) -> Any:
+    value: Any = "bottom"
+    for _ in range(levels):
+        value = {"d": [value]} if levels % 2 else [value]
+    return value
+
+
+def test_depth_is_counted_without_recursion_however_deep() -> None:
+    assert depth("x") == 0 and depth([]) == 1 and depth({"a": [1]}) == 2
+    assert depth(nested(100_000)) == MAX_DEPTH + 1        # counted up to the limit, no RecursionError
+    assert not too_deep(nested(MAX_DEPTH)) and too_deep(nested(MAX_DEPTH + 1))
+
+
+def test_a_cycle_is_too_deep_rather_than_an_endless_walk() -> None:
+    loop: dict[str, Any] = {}
+    loop["self"] = loop
+    assert too_deep(loop)
+    assert json.loads(json_line(loop))                    # written, cut with the marker
+
+
+def test_json_safe_cuts_deep_parts_and_spells_odd_numbers() -> None:
+    safe = json_safe({"n": [math.inf, -math.inf, math.nan, 1.5], "deep": nested(5000), 3: "key"})
+    assert safe["n"] == ["Infinity", "-Infinity", "NaN", 1.5] and safe["3"] == "key"
+    text = json.dumps(safe, allow_nan=False)
+    assert DEPTH_MARKER in text and depth(safe) <= MAX_DEPTH + 1
+
+
+def test_a_plain_value_is_not_copied() -> None:
+    value = {"a": [1, "two", {"three": None}]}
+    assert json_safe(value) is value
+
+
+def test_artifact_json_is_strict_and_the_common_case_unchanged() -> None:
+    assert json_line({"a": 1}) == '{"a":1}\n'
+    for text in (json_line({"x": [math.inf, math.nan]}), json_text({"x": nested(3000)})):
+        json.loads(text, parse_constant=lambda name: (_ for _ in ()).throw(AssertionError(name)))
+
+
+def test_stored_cuts_long_strings_and_large_structures_saying_how_large() -> None:
+    assert stored("short") == "short" and stored(7) == 7 and stored(None) is None
+    cut = stored("x" * 100_000)
+    assert len(cut) < MAX_STORED_CHARS + 60 and cut.endswith("… [cut: 100,000 characters in all]")
+    rows = [{"n": i, "text": "y" * 50} for i in range(20_000)]
+    kept = stored(rows)
+    assert isinstance(kept, str) and kept.startswith('[{"n": 0') and "characters of JSON in all]" in kept
+    assert stored({"a": "b" * 40_000})["a"].endswith("… [cut: 40,000 characters in all]")
+
+
+@given(st.recursive(st.none() | st.booleans() | st.floats() | st.text(max_size=5),
+                    lambda children: st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=3), children,
+                                                                                     max_size=3), max_leaves=30))
+def test_any_value_becomes_strict_json(value: Any) -> None:
+    json.loads(json_line(value), parse_constant=lambda name: (_ for _ in ()).throw(AssertionError(name)))
