@@ -130,6 +130,21 @@ def validate(input: tuple[str, ...], config: str | None, simulator: str | None) 
 
 
 @main.command()
+def init() -> None:
+    """Scaffold agenttest.yaml, an example suite and a GitHub Actions workflow in the current repository (never
+    overwriting a file), and print the command to run next."""
+    from .scaffold import next_steps, scaffold
+
+    cwd = Path.cwd()
+    try:
+        written = scaffold(cwd)
+    except AgentTestError as exc:
+        click.echo(f"Error: {exc}", err=True)
+        sys.exit(EXIT_USAGE)
+    click.echo("\n".join(next_steps(written, cwd)))
+
+
+@main.command()
 def schema() -> None:
     """Print the JSON Schema of a test case (for editors and for validating generated suites)."""
     import json
