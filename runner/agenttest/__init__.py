@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:
+    from .agents.base import ToolCall, ToolExecution
     from .api import Agent, Config, Response, ajudge, get_agent, judge, load_config
     from .assertions.base import Verdict
-    from .agents.base import ToolCall, ToolExecution
     from .checks import (
         assert_contains,
         assert_equals,
@@ -43,6 +43,47 @@ if TYPE_CHECKING:
     )
     from .errors import AgentCallError, AgentTestError, ConfigError, HelperError
 
+__all__ = [
+    "Agent",
+    "AgentCallError",
+    "AgentTestError",
+    "Config",
+    "ConfigError",
+    "HelperError",
+    "Response",
+    "ToolCall",
+    "ToolExecution",
+    "Verdict",
+    "__version__",
+    "ajudge",
+    "assert_contains",
+    "assert_equals",
+    "assert_json_path",
+    "assert_json_schema",
+    "assert_json_type",
+    "assert_latency",
+    "assert_not_contains",
+    "assert_regex",
+    "assert_tool_called",
+    "assert_tool_result",
+    "assert_tool_sequence",
+    "contains",
+    "equals",
+    "get_agent",
+    "json_path",
+    "json_schema",
+    "json_type",
+    "judge",
+    "latency",
+    "load_config",
+    "not_contains",
+    "regex",
+    "tool_called",
+    "tool_result",
+    "tool_sequence",
+]
+
+# Where each public name lives (imported on first use).
 _CHECKS = ("equals", "contains", "not_contains", "regex", "json_path", "json_type", "json_schema", "tool_called",
            "tool_result", "tool_sequence", "latency")
 _EXPORTS: dict[str, str] = {
@@ -54,8 +95,6 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys((f"assert_{name}" for name in _CHECKS), "checks"),
     **dict.fromkeys(("AgentCallError", "AgentTestError", "ConfigError", "HelperError"), "errors"),
 }
-
-__all__ = ["__version__", *sorted(_EXPORTS)]
 
 
 def __getattr__(name: str) -> Any:

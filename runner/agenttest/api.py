@@ -12,6 +12,7 @@ import concurrent.futures
 import dataclasses
 import os
 import secrets
+import sysconfig
 import threading
 import time
 import weakref
@@ -385,8 +386,22 @@ def afresh(exc: Exception) -> Exception:
         fresh = type(exc)(mask(exc.message), exc.where)
     else:
         return exc
-    fresh.__cause__, fresh.__suppress_context__ = exc.__cause__, True
+    fresh.__cause__, fresh.__suppress_context__ = _from_user_code(exc.__cause__), True
     return fresh
+
+
+_NOT_USER_CODE = (str(Path(__file__).resolve().parent), sysconfig.get_paths()["stdlib"])
+
+
+def _from_user_code(exc: BaseException | None) -> BaseException | None:
+    """`exc` (what a Python agent raised) with the frames above the agent's own code cut: ours, asyncio's and the
+    worker thread's say nothing about the user's mistake."""
+    if exc is None:
+        return None
+    frame = exc.__traceback__
+    while frame is not None and frame.tb_frame.f_code.co_filename.startswith(_NOT_USER_CODE):
+        frame = frame.tb_next
+    return exc.with_traceback(frame) if frame is not None else exc
 
 
 class _Runtime:

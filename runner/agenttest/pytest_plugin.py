@@ -55,7 +55,8 @@ class AgentFactory:
         try:
             return agent_of(self._config, agent_id, test_id=self._test_id)
         except AgentTestError as exc:
-            pytest.fail(str(exc))
+            problem = str(exc)
+        pytest.fail(problem)            # outside the `except`: the failure is the message, not a chain
 
 
 @pytest.fixture
@@ -86,11 +87,11 @@ class AgentAssertion:
             verdict = judge(response, validator, criteria, metadata=metadata, threshold=threshold, samples=samples,
                             connector=connector, input=input, conversation=conversation, timeout=timeout,
                             config=self._config)
-        except HelperError as exc:
-            pytest.fail(f"the judge gave no verdict: {exc.message}")
-        except AgentTestError as exc:
-            pytest.fail(str(exc))
-        return self._verdict(verdict)
+        except (HelperError, AgentTestError) as exc:
+            problem = _problem(exc)
+        else:
+            return self._verdict(verdict)
+        pytest.fail(problem)
 
     async def acall(self, response: Any, validator: str, criteria: Any = None, *,
                     metadata: dict[str, Any] | None = None, threshold: float | None = None, samples: int = 1,
@@ -104,11 +105,11 @@ class AgentAssertion:
             verdict = await ajudge(response, validator, criteria, metadata=metadata, threshold=threshold,
                                    samples=samples, connector=connector, input=input, conversation=conversation,
                                    timeout=timeout, config=self._config)
-        except HelperError as exc:
-            pytest.fail(f"the judge gave no verdict: {exc.message}")
-        except AgentTestError as exc:
-            pytest.fail(str(exc))
-        return self._verdict(verdict)
+        except (HelperError, AgentTestError) as exc:
+            problem = _problem(exc)
+        else:
+            return self._verdict(verdict)
+        pytest.fail(problem)
 
     def _verdict(self, verdict: Verdict) -> Verdict:
         """The verdict, kept in the test's user properties (JUnit shows them); a failure when it did not pass."""
@@ -132,6 +133,13 @@ class AgentAssertion:
             lines.append("suggestions:")
             lines.extend(f"  - {suggestion}" for suggestion in suggestions)
         pytest.fail(mask("\n".join(lines)))
+
+
+def _problem(exc: Exception) -> str:
+    """Why the judge could not decide (it failed, or was asked wrongly): never a verdict on the agent."""
+    from .errors import HelperError
+
+    return f"the judge gave no verdict: {exc.message}" if isinstance(exc, HelperError) else str(exc)
 
 
 @pytest.fixture
