@@ -175,7 +175,7 @@ def prepared(spec: AssertionSpec, fields: dict[str, str] | None = None) -> Asser
             head = next((key for key in sorted(fields, key=len, reverse=True)
                          if field == key or field.startswith(f"{key}.")), None)
             field = fields[head] + field[len(head):] if head else field
-        raise AgentTestError(f"{spec.type} assertion: {exc.message}", Where(field=field)) from None
+        raise AgentTestError(exc.message, Where(field=field)) from None
     return spec
 
 
