@@ -92,13 +92,18 @@ def execute(cli_values: dict[str, Any], cwd: Path | None = None) -> int:
 
 
 @main.command()
-@click.option("-i", "--input", "input", multiple=True, required=True, metavar="SOURCE",
+@click.argument("files", nargs=-1, metavar="[FILE]...")
+@click.option("-i", "--input", "input", multiple=True, metavar="SOURCE",
               help="A JSONL/JSON suite, a directory or a glob. Repeatable.")
 @click.option("--config", type=click.Path(dir_okay=False), help="agenttest.yaml (default: discovered).")
 @click.option("--simulator", metavar="ID", help="The simulator agent for dynamic cases that name none.")
-def validate(input: tuple[str, ...], config: str | None, simulator: str | None) -> None:
+def validate(files: tuple[str, ...], input: tuple[str, ...], config: str | None, simulator: str | None) -> None:
     """Parse and check suites (and the config, if any) without calling any agent: judges and simulators must be
-    agents of the config. Generator inputs are not called. Exit 0 when all is valid, 2 when not."""
+    agents of the config. Generator inputs are not called. Exit 0 when all is valid, 2 when not. Suites may also
+    be given as arguments (as pre-commit passes them)."""
+    input = (*input, *files)
+    if not input:
+        raise click.UsageError("give the suites to check: -i FILE (or FILE arguments)")
     from .agents.pool import AgentPool
     from .cases import load_suite
     from .cases.model import InvalidCase
