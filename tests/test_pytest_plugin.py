@@ -4,9 +4,12 @@ HTTP on 127.0.0.1, a Python agent, and a built-in judge on the local fake OpenAI
 from __future__ import annotations
 
 import json
+import re
+import shutil
 import textwrap
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,6 +19,8 @@ from e2e.conftest import helper_server
 from fakes.server import ScriptedServer
 
 pytest_plugins = ["pytester"]
+
+REPO = Path(__file__).resolve().parents[1]
 
 BRAIN_KEY = "sk-brain-never-shown-7c1e"
 
@@ -233,3 +238,23 @@ def test_the_config_option_and_a_config_mistake(pytester: pytest.Pytester) -> No
     result = pytester.runpytest("--agenttest-config", "broken.yaml")
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(["*broken.yaml: agents.a.ulr: unknown key (did you mean 'url'?)*"])
+
+
+def test_the_readme_example_passes_against_the_example_agent(pytester: pytest.Pytester,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("AGENTTEST_CONFIG", raising=False)
+    readme = (REPO / "README.md").read_text()
+    section = readme.split("## Testing agents from Python (pytest)", 1)[1]
+    [example] = re.findall(r"^```python\n(.*?)^```", section.split("\n## ", 1)[0], re.M | re.S)
+    shutil.copytree(REPO / "examples" / "expense", pytester.path, dirs_exist_ok=True)
+    pytester.makeini(INI)
+    pytester.makepyfile(test_readme=example)
+    # In a process of its own: the example's modules (`agent`, `helper_agents`) must not be ones already imported.
+    result = pytester.runpytest_subprocess()
+    result.assert_outcomes(passed=1)
+    # The same test with criteria the reply does not meet fails with the judge's words.
+    pytester.makepyfile(test_readme=example.replace("'EXP-' id", "'receipt'"))
+    failed = pytester.runpytest_subprocess()
+    failed.assert_outcomes(failed=1)
+    failed.stdout.fnmatch_lines(["E*judge workers.test.validator: the reply does not mention receipt",
+                                 "E*- mention receipt"])
