@@ -22,6 +22,11 @@ def test_the_wheel_carries_the_prompts_and_runs_agent_driven_suites(tmp_path: Pa
     names = zipfile.ZipFile(wheel).namelist()
     assert {f"agenttest/agents/builtin/prompts/{role}.md" for role in ("validator", "simulator", "generator")} \
         <= set(names)
+    assert {f"agenttest/templates/{name}" for name in ("agenttest.yaml", "example.jsonl", "workflow.yml")} \
+        <= set(names)                                              # what `agenttest init` writes
+    assert "agenttest/pytest_plugin.py" in names
+    entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
+    assert "[pytest11]\nagenttest = agenttest.pytest_plugin" in zipfile.ZipFile(wheel).read(entry_points).decode()
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target), str(wheel)],
                    check=True, capture_output=True, timeout=300)
     # `-S` keeps the development checkout's editable install out; the dependencies come from this environment.

@@ -99,15 +99,20 @@ def _guarded() -> Iterator[None]:
 
 
 @main.command()
-@click.option("-i", "--input", "input", multiple=True, required=True, metavar="SOURCE",
+@click.argument("files", nargs=-1, metavar="[FILE]...")
+@click.option("-i", "--input", "input", multiple=True, metavar="SOURCE",
               help="A JSONL/JSON suite, a directory or a glob. Repeatable.")
 @click.option("--config", type=click.Path(dir_okay=False), help="agenttest.yaml (default: discovered).")
 @click.option("--simulator", metavar="ID", help="The simulator agent for dynamic cases that name none.")
-def validate(input: tuple[str, ...], config: str | None, simulator: str | None) -> None:
+def validate(files: tuple[str, ...], input: tuple[str, ...], config: str | None, simulator: str | None) -> None:
     """Parse and check suites (and the config, if any) without calling any agent: judges and simulators must be
-    agents of the config. Generator inputs are not called. Exit 0 when all is valid, 2 when not."""
+    agents of the config. Generator inputs are not called. Exit 0 when all is valid, 2 when not. Suites may also
+    be given as arguments (as pre-commit passes them)."""
+    inputs = [*input, *files]
+    if not inputs:
+        raise click.UsageError("give the suites to check: -i FILE (or FILE arguments)")
     with _guarded():
-        _validate(list(input), config, simulator)
+        _validate(inputs, config, simulator)
 
 
 def _validate(inputs: list[str], config: str | None, simulator: str | None) -> None:
@@ -139,6 +144,21 @@ def _validate(inputs: list[str], config: str | None, simulator: str | None) -> N
     generators = f" (and {len(suite.generators)} generator input(s), not called)" if suite.generators else ""
     write_line(sys.stdout, f"{cases} valid, {len(invalid)} invalid in {len(suite.files)} file(s){generators}")
     sys.exit(EXIT_USAGE if invalid or not (suite.entries or suite.generators) else 0)
+
+
+@main.command()
+def init() -> None:
+    """Scaffold agenttest.yaml, an example suite and a GitHub Actions workflow in the current repository (never
+    overwriting a file), and print the command to run next."""
+    from .scaffold import next_steps, scaffold
+
+    cwd = Path.cwd()
+    try:
+        written = scaffold(cwd)
+    except AgentTestError as exc:
+        click.echo(f"Error: {exc}", err=True)
+        sys.exit(EXIT_USAGE)
+    click.echo("\n".join(next_steps(written, cwd)))
 
 
 @main.command()

@@ -1,0 +1,48 @@
+"""`agenttest init`: a starting project in the current repository — agenttest.yaml, an example suite with a
+static, a judged and a dynamic case, and a GitHub Actions workflow — from the templates shipped in `templates/`."""
+
+from __future__ import annotations
+
+import os
+from importlib import resources
+from pathlib import Path
+
+from .errors import UsageError
+from .project import CONFIG_NAMES
+from .workspace import repository_root
+
+SUITE = "tests/agents/example.jsonl"
+# Where each file goes, relative to the repository root, and the template it is written from.
+FILES = (("agenttest.yaml", "agenttest.yaml"), (SUITE, "example.jsonl"),
+         (".github/workflows/agenttest.yml", "workflow.yml"))
+
+
+def scaffold(cwd: Path) -> list[Path]:
+    """Write the starting files at the root of the git repository holding `cwd` (or in `cwd`, outside git) and
+    return their paths. UsageError, and nothing written, when any of them (or another agenttest config) is there
+    already: init never overwrites."""
+    root = repository_root(cwd, environ={})
+    taken = [name for name in (*CONFIG_NAMES, *(target for target, _ in FILES[1:]))
+             if os.path.lexists(root / name)]
+    if taken:
+        raise UsageError(f"init: {', '.join(taken)} already exist{'s' if len(taken) == 1 else ''} in {root}; "
+                         "nothing was written (init never overwrites a file)")
+    templates = resources.files(__package__).joinpath("templates")
+    written = []
+    for target, template in FILES:
+        path = root / target
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("x", encoding="utf-8") as handle:    # "x": a file that appeared meanwhile is not replaced
+            handle.write(templates.joinpath(template).read_text(encoding="utf-8"))
+        written.append(path)
+    return written
+
+
+def next_steps(written: list[Path], cwd: Path) -> list[str]:
+    """What `init` prints: the files it wrote, and the commands to run next (paths relative to `cwd`)."""
+    shown = [os.path.relpath(path, cwd) for path in written]
+    suite = shown[1]
+    return [*(f"wrote {name}" for name in shown), "",
+            f"Next: agenttest validate -i {suite}",
+            f"Then set AGENT_URL to your agent's URL and OPENAI_API_KEY for the judge and the simulated user "
+            f"(see {shown[0]}), and run: agenttest -i {suite}"]

@@ -1,0 +1,95 @@
+"""`agenttest init` in a fresh repository: the files it writes, that it never overwrites, that its config and
+suite pass `validate` and run green against a real agent, and that its workflow passes actionlint."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from aiohttp import web
+
+from action.test_lint import BIN, REPO, tool
+from e2e.conftest import helper_server, run_cli
+from fakes.server import ScriptedServer
+
+WRITTEN = ["agenttest.yaml", "tests/agents/example.jsonl", ".github/workflows/agenttest.yml"]
+
+
+def repository(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    (root / ".git").mkdir(parents=True)
+    (root / "src" / "app").mkdir(parents=True)
+    return root
+
+
+def test_init_writes_the_three_files_at_the_repository_root_and_says_what_next(tmp_path: Path) -> None:
+    root = repository(tmp_path)
+    done = run_cli("init", cwd=root / "src" / "app")
+    assert done.code == 0, done.stderr
+    assert sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file()) == sorted(WRITTEN)
+    assert done.stdout.splitlines() == [
+        "wrote ../../agenttest.yaml", "wrote ../../tests/agents/example.jsonl",
+        "wrote ../../.github/workflows/agenttest.yml", "",
+        "Next: agenttest validate -i ../../tests/agents/example.jsonl",
+        "Then set AGENT_URL to your agent's URL and OPENAI_API_KEY for the judge and the simulated user "
+        "(see ../../agenttest.yaml), and run: agenttest -i ../../tests/agents/example.jsonl"]
+    config = (root / "agenttest.yaml").read_text()
+    for kind in ("provider: http", "#   provider: openai", "#   provider: exec", "#   provider: python",
+                 "builtin: validator", "builtin: simulator"):
+        assert kind in config
+    checked = run_cli("validate", "-i", "../../tests/agents/example.jsonl", cwd=root / "src" / "app",
+                      env={"OPENAI_API_KEY": ""})
+    assert checked.code == 0, checked.stdout + checked.stderr
+    assert checked.stdout.strip() == "3 valid, 0 invalid in 1 file(s)"
+
+
+def test_init_never_overwrites_and_writes_nothing_when_anything_is_there(tmp_path: Path) -> None:
+    root = repository(tmp_path)
+    (root / "agenttest.yml").write_text("mine\n")
+    (root / ".github" / "workflows").mkdir(parents=True)
+    (root / ".github" / "workflows" / "agenttest.yml").write_text("mine too\n")
+    refused = run_cli("init", cwd=root)
+    assert refused.code == 2 and refused.stdout == ""
+    assert refused.stderr.strip() == (f"Error: init: agenttest.yml, .github/workflows/agenttest.yml already exist in "
+                                      f"{root}; nothing was written (init never overwrites a file)")
+    assert not (root / "agenttest.yaml").exists() and not (root / "tests").exists()
+    assert (root / "agenttest.yml").read_text() == "mine\n"
+
+
+def test_init_outside_git_writes_in_the_working_directory(tmp_path: Path) -> None:
+    done = run_cli("init", cwd=tmp_path)
+    assert done.code == 0 and all((tmp_path / name).is_file() for name in WRITTEN)
+
+
+async def _assistant(request: web.Request, body: Any) -> web.StreamResponse:
+    return web.json_response({"content": "Hello! I can help you file and track your requests."})
+
+
+def test_the_scaffolded_suite_runs_green_against_a_real_agent_and_judge(tmp_path: Path) -> None:
+    root = repository(tmp_path)
+    assert run_cli("init", cwd=root).code == 0
+    with ScriptedServer("/chat", default=_assistant) as agent, helper_server() as (brain, fake):
+        run = run_cli("-i", "tests/agents/example.jsonl", cwd=root,
+                      env={"AGENT_URL": agent.endpoint, "OPENAI_BASE_URL": fake.base_url,
+                           "OPENAI_API_KEY": "sk-scaffold-test-key"})
+    assert run.code == 0, run.stdout + run.stderr
+    assert {r["id"]: r["status"] for r in run.report["results"]} == {
+        "greets": "passed", "says-what-it-does": "passed", "helps-a-new-user": "passed"}
+    assert brain.calls["judge"] == 2
+
+
+def test_the_scaffolded_workflow_passes_actionlint(tmp_path: Path) -> None:
+    root = repository(tmp_path)
+    assert run_cli("init", cwd=root).code == 0
+    workflow = root / ".github" / "workflows" / "agenttest.yml"
+    # With the action resolved to this checkout, actionlint also checks every `with:` key against action.yml.
+    workflow.write_text(workflow.read_text().replace("org/agenttest-action@v1", "./"))
+    for name in ("action.yml", "Dockerfile"):
+        shutil.copy(REPO / name, root / name)
+    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
+    proc = subprocess.run([tool("actionlint"), "-shellcheck", tool("shellcheck"), str(workflow)], cwd=root,
+                          capture_output=True, text=True, env=env, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
