@@ -293,7 +293,7 @@ def test_one_pool_per_agent_sized_from_parallel() -> None:
 def test_error_messages_hide_passwords_and_registered_secrets() -> None:
     register_secret("sk-transport-secret-0001")
     assert display_url("https://user:hunter2pass@example.com/v1?key=sk-transport-secret-0001") == \
-        "https://user:***@example.com/v1?key=***"
+        "https://example.com/v1?key=***"
     with ScriptedServer("/chat", status_reply(401, "Incorrect API key provided: sk-transport-secret-0001")) as server:
         error = failure(server.endpoint)
     assert "sk-transport-secret-0001" not in error.message

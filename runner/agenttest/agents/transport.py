@@ -25,7 +25,7 @@ from .. import __version__
 from ..errors import AgentCallError
 from ..secrets import mask
 from .replies import snippet
-from .urls import display_url
+from .urls import display_url, without_user_info
 
 # Read at call time, so tests can shrink them.
 BACKOFF_BASE = 0.5        # seconds before the first retry; doubles per retry
@@ -221,4 +221,4 @@ def _reason(error: BaseException | None) -> str:
 
 def _describe(exc: BaseException) -> str:
     text = str(exc).strip()
-    return mask(f"{type(exc).__name__}: {text}" if text else type(exc).__name__)
+    return mask(without_user_info(f"{type(exc).__name__}: {text}" if text else type(exc).__name__))
