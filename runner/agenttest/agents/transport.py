@@ -19,6 +19,7 @@ from typing import Any
 
 import aiohttp
 from aiohttp.helpers import get_env_proxy_for_url
+from aiohttp.http_exceptions import ContentLengthError, TransferEncodingError
 from yarl import URL
 
 from .. import __version__
@@ -109,8 +110,7 @@ class HttpTransport:
                         yield response
                     except aiohttp.ClientError as exc:
                         response.close()
-                        raise AgentCallError(f"connection to {shown} broke while reading the reply: "
-                                             f"{_describe(exc)}") from exc
+                        raise AgentCallError(_broken_reply(exc, response, shown)) from exc
                     finally:
                         response.release()
                     return
@@ -202,6 +202,17 @@ def _error_detail(text: str) -> str:
             if isinstance(candidate, str) and candidate.strip():
                 return snippet(candidate)
     return snippet(text)
+
+
+def _broken_reply(exc: aiohttp.ClientError, response: aiohttp.ClientResponse, shown: str) -> str:
+    """Why a reply could not be read to its end, in our words: aiohttp says a body cut short is a "400"."""
+    if isinstance(exc, aiohttp.ClientPayloadError) and isinstance(exc.__cause__, (ContentLengthError,
+                                                                                   TransferEncodingError)):
+        stream = response.content
+        received = getattr(stream, "total_raw_bytes", stream.total_bytes)     # aiohttp ≥ 3.12: before decoding
+        of = f" of {response.content_length}" if response.content_length is not None else ""
+        return f"the reply from {shown} was cut off after {received} bytes{of} (connection closed mid-body)"
+    return f"connection to {shown} broke while reading the reply: {_describe(exc)}"
 
 
 def _reason(error: BaseException | None) -> str:
