@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from .agents import registry
 from .agents.builtin import BuiltinSettings
 from .agents.credentials import CREDENTIAL_NAME
+from .agents.urls import credential_spans, register_part
 from .cases.sources import existing_path
 from .errors import ConfigError, Where
 from .hints import did_you_mean
@@ -129,7 +130,9 @@ def _check_defaults(defaults: dict[str, Any], file: str) -> dict[str, Any]:
 
 
 def _expand(value: Any, file: str, keys: tuple[str, ...], missing: dict[str, str]) -> Any:
-    """Replace ${VAR} / ${VAR:-default} in every string; remember values that are secrets.
+    """Replace ${VAR} / ${VAR:-default} in every string; register the values that are secrets (SPEC §11): every
+    variable in an `api_key`, a header, an exec `env` value, a URL's user-info or query value, and every variable
+    whose name looks like a credential.
 
     A variable that is not set is an error only where it is used: under `agents.X` or `connectors.Y` it is recorded
     in `missing` (key path → variable) and checked when that agent runs, so a fork without the secrets of a remote
@@ -140,23 +143,44 @@ def _expand(value: Any, file: str, keys: tuple[str, ...], missing: dict[str, str
         return [_expand(v, file, (*keys, str(i)), missing) for i, v in enumerate(value)]
     if not isinstance(value, str) or "${" not in value:
         return value
-    secret_place = bool(keys) and (keys[-1] == "api_key" or "headers" in keys)
+    secret_place = bool(keys) and (keys[-1] == "api_key" or "headers" in keys or keys[-2:-1] == ("env",))
+    pieces: list[str] = []
+    substituted: list[tuple[int, int, str]] = []   # (start, end) in the result of each variable's value, its name
+    done = length = 0
+    for match in _VAR.finditer(value):
+        found = _variable(match, file, keys, missing)
+        literal = value[done:match.start()]
+        pieces += [literal, found]
+        length += len(literal)
+        substituted.append((length, length + len(found), match.group(1)))
+        length += len(found)
+        done = match.end()
+    pieces.append(value[done:])
+    result = "".join(pieces)
+    areas, parts = credential_spans(result)
+    for start, end, name in substituted:
+        if start == end:
+            continue
+        if secret_place or CREDENTIAL_NAME.search(name) or any(a <= start and end <= b for a, b in areas):
+            register_secret(result[start:end])
+        for part_start, part_end in parts:          # a whole URL from one variable: its user-info and query values
+            if start < part_end and part_start < end:
+                register_part(result[part_start:part_end])
+    return result
 
-    def substitute(match: re.Match[str]) -> str:
-        name, default = match.group(1), match.group(2)
-        found = os.environ.get(name)
-        if found is None or (found == "" and default is not None):
-            if default is None:
-                if keys[:1] in (("agents",), ("connectors",)) and len(keys) > 2:
-                    missing.setdefault(".".join(keys), name)
-                    return ""
-                raise ConfigError(f"{'.'.join(keys)}: environment variable {name} is not set", Where(file))
-            found = default
-        if found and (secret_place or CREDENTIAL_NAME.search(name)):
-            register_secret(found)
-        return found
 
-    return _VAR.sub(substitute, value)
+def _variable(match: re.Match[str], file: str, keys: tuple[str, ...], missing: dict[str, str]) -> str:
+    """The value of one `${VAR}` / `${VAR:-default}`; "" for one that is not set where it is checked later."""
+    name, default = match.group(1), match.group(2)
+    found = os.environ.get(name)
+    if found is None or (found == "" and default is not None):
+        if default is None:
+            if keys[:1] in (("agents",), ("connectors",)) and len(keys) > 2:
+                missing.setdefault(".".join(keys), name)
+                return ""
+            raise ConfigError(f"{'.'.join(keys)}: environment variable {name} is not set", Where(file))
+        found = default
+    return found
 
 
 def _agent_settings(agent_id: str, entry: dict[str, Any],

@@ -1,41 +1,136 @@
-"""Secret values (API keys, `${…}` header values) that must never reach an artifact or a log line."""
+"""Secret values (API keys, `${…}` header values, URL credentials) that must never reach an artifact or a log line.
+
+A secret is masked in every form GitHub's runner masks (`ValueEncoders` in actions/runner): as it is, JSON-escaped,
+URL-encoded (`Uri.EscapeDataString`), and base64-encoded at its three byte alignments (the whole UTF-8 value, and
+the value without its first one or two bytes, so `base64("user:" + secret)` is caught too). JSON-escaped means both
+as Python writes it (`ensure_ascii` on and off) and with `/` written `\\/`, as some servers do. Only the raw value
+goes to `::add-mask::`: the runner derives the encoded forms itself.
+
+Masking runs on every string of every artifact, so it is a plain substring search per form (which CPython runs far
+faster than one regular expression of all forms), and only for a text that holds some form are the occurrences
+found and merged, overlapping ones into one `***`, as the runner does.
+"""
 
 from __future__ import annotations
 
+import base64
+import json
 import os
+import threading
+import urllib.parse
 from typing import Any
 
 from .actions_log import add_mask
 
 MASK = "***"
-_SECRETS: set[str] = set()
 _MIN_LENGTH = 4   # masking "a" or "12" would mangle ordinary text
+_SECRETS: set[str] = set()
+_FORMS: tuple[str, ...] = ()          # every form of every secret, longest first
+_LONGEST = 0                          # length of the longest form
+_lock = threading.Lock()
+
+
+def encoded_forms(value: str) -> list[str]:
+    """`value` in every form a log or an artifact may show it: raw, JSON-escaped, URL-encoded, base64 (3 ways)."""
+    data = value.encode("utf-8", errors="surrogatepass")
+    json_forms = {json.dumps(value, ensure_ascii=ascii)[1:-1] for ascii in (False, True)}
+    forms = {value, *json_forms, *(form.replace("/", "\\/") for form in json_forms),
+             urllib.parse.quote(data, safe="")}
+    for shift in (0, 1, 2):   # the runner encodes the whole value when it has no more than `shift` bytes
+        forms.add(base64.b64encode(data[shift:] if len(data) > shift else data).decode("ascii"))
+    return sorted(forms, key=len, reverse=True)
 
 
 def register_secret(value: str) -> None:
     """Remember `value` for masking; in GitHub Actions also ask the runner to mask it (once, before any use),
     outside the run's stop-commands block, where the runner would ignore the request (see actions_log)."""
-    if len(value) >= _MIN_LENGTH and value not in _SECRETS:
+    global _FORMS, _LONGEST
+    if len(value) < _MIN_LENGTH:
+        return
+    with _lock:
+        if value in _SECRETS:
+            return
         _SECRETS.add(value)
-        if os.environ.get("GITHUB_ACTIONS") == "true":
-            add_mask(value)
+        forms = {form for secret in _SECRETS for form in encoded_forms(secret)}
+        _FORMS = tuple(sorted(forms, key=len, reverse=True))
+        _LONGEST = len(_FORMS[0])
+    if os.environ.get("GITHUB_ACTIONS") == "true":
+        add_mask(value)
 
 
 def registered_secrets() -> list[str]:
+    """The registered values (raw), longest first."""
     return sorted(_SECRETS, key=len, reverse=True)
 
 
+def _spans(text: str) -> list[tuple[int, int]]:
+    """Where `text` holds a form of a secret: sorted, overlapping and touching occurrences merged."""
+    found = []
+    for form in _FORMS:
+        if form in text:
+            start = text.find(form)
+            while start >= 0:
+                found.append((start, start + len(form)))
+                start = text.find(form, start + 1)
+    if not found:
+        return []
+    found.sort()
+    merged = [found[0]]
+    for start, end in found[1:]:
+        last_start, last_end = merged[-1]
+        if start <= last_end:
+            merged[-1] = (last_start, max(last_end, end))
+        else:
+            merged.append((start, end))
+    return merged
+
+
+def _masked(text: str, spans: list[tuple[int, int]]) -> str:
+    pieces = []
+    done = 0
+    for start, end in spans:
+        pieces += [text[done:start], MASK]
+        done = end
+    pieces.append(text[done:])
+    return "".join(pieces)
+
+
 def mask(text: str) -> str:
-    """`text` with every registered secret replaced by ***."""
-    for secret in registered_secrets():
-        if secret in text:
-            text = text.replace(secret, MASK)
-    return text
+    """`text` with every form of every registered secret replaced by ***."""
+    if not _FORMS:
+        return text
+    spans = _spans(text)
+    return _masked(text, spans) if spans else text
+
+
+def mask_head(text: str, limit: int) -> tuple[str, bool]:
+    """The masked form of a head of `text` at least `limit` characters long once masked (or of all of it), and
+    whether that head is the whole text. The head never ends inside a secret, so cutting the result anywhere
+    shows no part of one; only the head is searched, so a 100 MB reply costs no more than its preview."""
+    size = limit + _LONGEST
+    while size < len(text):
+        head = text[:size]
+        spans = _spans(head)
+        end = size - _LONGEST + 1     # a secret starting before `end` ends inside the head: it was found whole
+        kept = [(start, stop) for start, stop in spans if start < end]
+        if kept and kept[-1][1] > end:
+            end = kept[-1][1]
+        shown = _masked(head[:end], kept)
+        if len(shown) >= limit:
+            return shown, False
+        size *= 2
+    return mask(text), True
+
+
+def shorten(text: str, limit: int, ellipsis: str = "…") -> str:
+    """`text` masked, then cut to `limit` characters (and `ellipsis`) when longer: how text is cut for display."""
+    head, whole = mask_head(text, limit)
+    return head if whole and len(head) <= limit else head[:limit] + ellipsis
 
 
 def redact(value: Any) -> Any:
     """A JSON-like structure with every secret masked in its strings (keys included)."""
-    if not _SECRETS:
+    if not _FORMS:
         return value
     if isinstance(value, str):
         return mask(value)

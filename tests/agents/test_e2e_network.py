@@ -14,6 +14,7 @@ from aiohttp import web
 from e2e.conftest import Project, Run, run_cli
 from fakes.helper_brain import HelperBrain
 from fakes.openai_server import FakeOpenAI, by_input, completion
+from fakes.raw_server import RawServer, cut_body, reset
 from fakes.server import ScriptedServer, json_reply, slow, sse_reply, status_reply, text_reply
 
 REPO = Path(__file__).resolve().parents[2]
@@ -119,7 +120,7 @@ def test_faults_are_verdicts_with_error_kinds(project: Project, servers: tuple) 
     assert garbage["error"] == f"agent error: reply from {endpoint} is not valid JSON (HTTP 200, text/html): " \
                                "<html>oops</html>"
     assert result.result("slow")["status"] == "timeout"
-    assert result.result("cut")["error"].startswith(f"agent error: connection to {endpoint} broke while reading")
+    assert result.result("cut")["error"].startswith(f"agent error: the reply from {endpoint} was cut off after ")
     assert result.result("fine")["status"] == "passed"
     assert sum(1 for r in main.requests if "overloaded" in json.dumps(r)) == 3   # --retries default 2
 
@@ -234,3 +235,30 @@ def test_the_openai_example_judges_and_converses_with_the_built_in_helpers(tmp_p
     assert brain.prompts["judge"].startswith("You are the judge")
     # The judged case, then `confirms` at turn 2 (due as soon as `files` is reached, in the same turn) and turn 3.
     assert report["summary"]["usage"]["judge"]["calls"] == 3
+
+
+def test_a_body_cut_mid_way_and_a_reset_connection(tmp_path: Path) -> None:
+    project = Project(tmp_path)
+    project.write("agenttest.yaml", """
+        version: 1
+        agents:
+          cut:
+            provider: http
+            url: ${CUT_URL}
+          reset:
+            provider: http
+            url: ${RESET_URL}
+        """)
+    project.suite("s.jsonl", {"id": "a", "input": "hi"})
+    with RawServer(cut_body(b'{"content": "abc', 100)) as cut, RawServer(reset) as resetting:
+        env = {"CUT_URL": cut.url("/chat"), "RESET_URL": resetting.url("/chat")}
+        was_cut = project.run("-i", "s.jsonl", "-n", "cut", "--retries", "0", env=env)
+        was_reset = project.run("-i", "s.jsonl", "-n", "reset", "--retries", "0", env=env)
+    a = was_cut.result("a")
+    assert (a["status"], a["error_kind"]) == ("error", "agent")
+    assert a["error"] == (f"agent error: the reply from {cut.url('/chat')} was cut off after 16 bytes of 100 "
+                          "(connection closed mid-body)")
+    assert "ContentLengthError" not in was_cut.stdout + was_cut.stderr
+    b = was_reset.result("a")
+    assert (b["status"], b["error_kind"]) == ("error", "infra")
+    assert b["error"] == f"agent error: connection to {resetting.url('/chat')} failed: Connection reset by peer"

@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 
 import cmarkgfm
-import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from lxml import etree
@@ -60,8 +59,8 @@ def test_workflow_command_layout() -> None:
     assert workflow_command("error", "done") == "::error::done"
 
 
-def test_one_line_is_safe_for_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(secrets, "_SECRETS", {"sk-very-secret"})
+def test_one_line_is_safe_for_a_terminal() -> None:
+    secrets.register_secret("sk-very-secret")
     text = ("a\x1b[31mred\x1b[0m \x1b]8;;http://evil.example\x07link\x1b]8;;\x07 \x9b2J csi "
             "bel\x07 nul\x00 del\x7f c1\x85x \u202eevil\u202c sk-very-secret \ud800 \x1b")
     assert one_line(text) == "ared link csi bel#x07 nul#x00 del#x7F c1 x #x202Eevil#x202C *** #xD800 #x1B"
@@ -81,8 +80,8 @@ def test_xml_text_is_always_legal_xml() -> None:
     assert "\t" in text and "\n" in text and "😀" in text
 
 
-def test_clean_strips_ansi_masks_secrets_and_normalises_newlines(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(secrets, "_SECRETS", {"sk-very-secret"})
+def test_clean_strips_ansi_masks_secrets_and_normalises_newlines() -> None:
+    secrets.register_secret("sk-very-secret")
     assert clean("\x1b[1;31mred\x1b[0m \x1b]0;title\x07ok\r\nsk-very-secret\r") == "red ok\n***\n"
     assert "sk-very" not in preview("x" * 1995 + "sk-very-secret" + "y" * 10_000, 2000)
     assert one_line("a\n\n  b\tc") == "a b c"

@@ -15,6 +15,7 @@ from typing import Any
 from pydantic import Field
 
 from ..errors import AgentCallError, ConfigError
+from ..secrets import mask
 from .base import AgentRequest, AgentResponse
 from .registry import ProviderContext, ProviderSettings, register_provider
 from .replies import json_or_text
@@ -47,7 +48,7 @@ class ExecAgent:
         proc, exited = await self._start()
         stdout, stderr = await _exchange(proc, exited, json.dumps(request.to_dict()).encode())
         if proc.returncode != 0:
-            detail = stderr.decode(errors="replace").strip()[-_STDERR_TAIL:]
+            detail = mask(stderr.decode(errors="replace")).strip()[-_STDERR_TAIL:]   # masked before it is cut
             raise AgentCallError(f"{shlex.join(self._argv)} exited with code {proc.returncode}"
                                  + (f": {detail}" if detail else ""))
         return AgentResponse.from_raw(json_or_text(stdout.decode(errors="replace").rstrip("\n")))

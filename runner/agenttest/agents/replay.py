@@ -24,7 +24,7 @@ from typing import Any
 from ..actions_log import write_line
 from ..errors import AgentCallError
 from ..files import write_text
-from ..secrets import redact
+from ..secrets import redact, shorten
 from .base import AgentRequest, AgentResponse
 from .recorded_config import RecordedConfig
 
@@ -278,8 +278,7 @@ def _differences(a: Any, b: Any, place: str = "") -> list[tuple[str, Any, Any]]:
 
 
 def _short(value: Any) -> str:
-    text = json.dumps(value, ensure_ascii=False, default=str)
-    return text if len(text) <= 80 else text[:77] + "..."
+    return shorten(json.dumps(value, ensure_ascii=False, default=str), 77, "...")
 
 
 class RecordingAgent:

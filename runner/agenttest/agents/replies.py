@@ -9,7 +9,7 @@ import aiohttp
 
 from ..bounds import TOO_DEEP
 from ..errors import AgentCallError
-from ..secrets import mask
+from ..secrets import mask, mask_head
 
 _SNIPPET = 300            # characters of a reply quoted in an error message
 
@@ -58,8 +58,8 @@ def json_or_text(text: str) -> Any:
 
 
 def snippet(text: str) -> str:
-    """A short, one-line, secret-free quote of a reply for an error message."""
-    flat = " ".join(text.split())
-    if len(flat) > _SNIPPET:
-        flat = flat[:_SNIPPET] + "…"
-    return mask(flat)
+    """A short, one-line, secret-free quote of a reply for an error message. Secrets are masked before the text is
+    flattened and cut (and once more after flattening, for a secret whose line breaks became spaces)."""
+    head, whole = mask_head(text, 2 * _SNIPPET)      # room for whitespace runs that flattening shrinks
+    flat = mask(" ".join(head.split()))
+    return flat if whole and len(flat) <= _SNIPPET else flat[:_SNIPPET] + "…"

@@ -19,13 +19,14 @@ from typing import Any
 
 import aiohttp
 from aiohttp.helpers import get_env_proxy_for_url
+from aiohttp.http_exceptions import ContentLengthError, TransferEncodingError
 from yarl import URL
 
 from .. import __version__
 from ..errors import AgentCallError
 from ..secrets import mask
 from .replies import snippet
-from .urls import display_url
+from .urls import display_url, without_user_info
 
 # Read at call time, so tests can shrink them.
 BACKOFF_BASE = 0.5        # seconds before the first retry; doubles per retry
@@ -109,8 +110,7 @@ class HttpTransport:
                         yield response
                     except aiohttp.ClientError as exc:
                         response.close()
-                        raise AgentCallError(f"connection to {shown} broke while reading the reply: "
-                                             f"{_describe(exc)}") from exc
+                        raise AgentCallError(_broken_reply(exc, response, shown)) from exc
                     finally:
                         response.release()
                     return
@@ -204,6 +204,17 @@ def _error_detail(text: str) -> str:
     return snippet(text)
 
 
+def _broken_reply(exc: aiohttp.ClientError, response: aiohttp.ClientResponse, shown: str) -> str:
+    """Why a reply could not be read to its end, in our words: aiohttp says a body cut short is a "400"."""
+    if isinstance(exc, aiohttp.ClientPayloadError) and isinstance(exc.__cause__, (ContentLengthError,
+                                                                                   TransferEncodingError)):
+        stream = response.content
+        received = getattr(stream, "total_raw_bytes", stream.total_bytes)     # aiohttp ≥ 3.12: before decoding
+        of = f" of {response.content_length}" if response.content_length is not None else ""
+        return f"the reply from {shown} was cut off after {received} bytes{of} (connection closed mid-body)"
+    return f"connection to {shown} broke while reading the reply: {_describe(exc)}"
+
+
 def _reason(error: BaseException | None) -> str:
     """Why a socket operation failed, in the OS's words ("Connection refused", "Name or service not known")."""
     if error is None:
@@ -221,4 +232,4 @@ def _reason(error: BaseException | None) -> str:
 
 def _describe(exc: BaseException) -> str:
     text = str(exc).strip()
-    return mask(f"{type(exc).__name__}: {text}" if text else type(exc).__name__)
+    return mask(without_user_info(f"{type(exc).__name__}: {text}" if text else type(exc).__name__))

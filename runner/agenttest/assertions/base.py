@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..agents.base import AgentResponse
 from ..errors import HelperError, SuiteError
+from ..secrets import shorten
 
 if TYPE_CHECKING:
     from ..agents.helpers import HelperCaller
@@ -192,8 +193,7 @@ def to_text(value: Any) -> str:
 
 def describe(value: Any, limit: int = 200) -> str:
     """A value as failure messages show it: compact JSON (strings quoted, so `"5"` and `5` differ), cut at `limit`."""
-    text = _compact_json(value)
-    return text if len(text) <= limit else f"{text[:limit]}…"
+    return shorten(_compact_json(value), limit)
 
 
 def _compact_json(value: Any) -> str:

@@ -27,6 +27,7 @@ from jsonschema.validators import validator_for
 from ..bounds import TOO_DEEP
 from ..errors import SuiteError
 from ..extract import extract_json
+from ..secrets import shorten
 from ..workspace import UnsafePath, checked_file
 from .base import AssertionSpec, EvalContext, Verdict, assertion, describe, json_equal, json_type
 
@@ -105,8 +106,7 @@ def _json_document(output: Any, any_value: bool = False) -> tuple[Any, str | Non
     if isinstance(output, str):
         document = extract_json(output)
         if document is None:
-            preview = output if len(output) <= 200 else f"{output[:200]}…"
-            return None, f"output is not valid JSON: {preview}"
+            return None, f"output is not valid JSON: {shorten(output, 200)}"
         return document, None
     if any_value or isinstance(output, (dict, list)):
         return output, None
@@ -229,8 +229,7 @@ def json_schema(spec: AssertionSpec, ctx: EvalContext) -> Verdict:
 
 
 def _schema_error(error: ValidationError) -> str:
-    message = error.message if len(error.message) <= 200 else f"{error.message[:200]}…"
-    return f"at {_pointer(error.absolute_path)}: {message}"
+    return f"at {_pointer(error.absolute_path)}: {shorten(error.message, 200)}"
 
 
 def _pointer(parts: Any) -> str:

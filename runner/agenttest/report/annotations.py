@@ -14,6 +14,7 @@ from typing import Any, TextIO
 
 from ..actions_log import print_commands
 from ..analysis import case_key
+from ..secrets import shorten
 from .base import Report, Reporter
 from .escape import workflow_command
 from .github import SourceLinks
@@ -56,9 +57,7 @@ def annotation_lines(report: Mapping[str, Any], links: SourceLinks, max_annotati
 def case_annotation(result: Mapping[str, Any], links: SourceLinks, more: int = 0, regression: bool = False) -> str:
     """`::error file=…,line=…,title=…::reason` with the failed verdicts on the following (escaped) lines."""
     details = [line for line in verdict_lines(dict(result), limit=300) if line.startswith("✗")]
-    message = "\n".join([first_reason(dict(result)), *details])
-    if len(message) > MESSAGE_CHARS:
-        message = message[:MESSAGE_CHARS] + "…"
+    message = shorten("\n".join([first_reason(dict(result)), *details]), MESSAGE_CHARS)
     if more:
         message += f"\n(and {more} more failing cases not annotated: see the job summary or junit.xml)"
     path = links.relative(result.get("file"))

@@ -15,7 +15,7 @@ import re
 from typing import Any
 
 from ..actions_log import escape_data, visible
-from ..secrets import mask, registered_secrets
+from ..secrets import mask, mask_head
 
 # CSI (ESC [ … final), OSC (ESC ] … BEL or ESC \), and two-character escapes (ESC + one of @-Z \ ] ^ _).
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]|\x9b[0-?]*[ -/]*[@-~]")
@@ -42,13 +42,12 @@ def to_text(value: Any) -> str:
 def plain(value: Any, limit: int | None = None) -> str:
     """Text with secrets masked and ANSI escape sequences removed.
 
-    With `limit`, only a head of the text is processed (the limit plus a margin longer than any secret), so a
-    2 MB agent reply costs no more than its preview, and a secret straddling the cut is still masked whole."""
+    With `limit`, only a head of the text is processed (at least `limit` characters once masked, see
+    `secrets.mask_head`), so a 2 MB agent reply costs no more than its preview, and the head never ends inside a
+    secret. Masked again once escape sequences are gone, for a secret they split."""
     text = to_text(value)
-    if limit is not None:
-        margin = max((len(s) for s in registered_secrets()), default=0) + 64
-        text = text[: limit + margin]
-    return _ANSI.sub("", mask(text))
+    head = mask_head(text, limit + 64)[0] if limit is not None else mask(text)
+    return mask(_ANSI.sub("", head))
 
 
 def clean(value: Any, limit: int | None = None) -> str:
@@ -65,12 +64,13 @@ def truncate(text: str, limit: int, note: str = "", total: int | None = None) ->
     return f"{text[:limit]}… [truncated {total - limit} characters{note}]"
 
 
-def preview(value: Any, limit: int) -> str:
-    """Cleaned text of a value, cut to `limit` characters with a note saying how much was left out."""
+def preview(value: Any, limit: int, note: str = "") -> str:
+    """Cleaned text of a value (secrets masked first), cut to `limit` characters with a note saying how much was
+    left out."""
     full = to_text(value)
     if len(full) <= 2 * limit:
-        return truncate(clean(full), limit)
-    return truncate(clean(full, limit), limit, total=len(full))     # the count is of raw characters
+        return truncate(clean(full), limit, note)
+    return truncate(clean(full, limit), limit, note, total=len(full))     # the count is of raw characters
 
 
 def one_line(value: Any, limit: int = 200, ellipsis: str = "…") -> str:

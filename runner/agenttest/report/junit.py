@@ -27,7 +27,7 @@ from typing import Any, TextIO
 
 from .artifact import FileReporter
 from .base import ReportLike
-from .escape import one_line, truncate, xml_text
+from .escape import one_line, preview, xml_text
 from .github import SourceLinks
 from .verdicts import case_title, failure_body, failure_type, first_reason, transcript
 
@@ -142,13 +142,13 @@ def _append_runs(case: ET.Element, runs: list[dict[str, Any]], failure_tag: str,
         tag = failure_tag if run.get("status") == "failed" else error_tag
         message = f"run {run.get('run')}: {run.get('error') or run.get('status')}"
         element = _element(tag, message=one_line(message, 500), type=run.get("error_kind") or run.get("status"))
-        ET.SubElement(element, "stackTrace").text = xml_text(truncate(message, BODY_CHARS))
+        ET.SubElement(element, "stackTrace").text = xml_text(preview(message, BODY_CHARS))
         case.append(element)
 
 
 def _append_text(parent: ET.Element, tag: str, text: str, **attributes: Any) -> None:
     child = _element(tag, **attributes)
-    child.text = xml_text(truncate(text, BODY_CHARS, "; the full text is in report.json"))
+    child.text = xml_text(preview(text, BODY_CHARS, "; the full text is in report.json"))
     parent.append(child)
 
 
