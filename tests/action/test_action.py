@@ -313,3 +313,23 @@ def test_the_helper_cache_is_handed_to_the_workspace_owner(workspace: Path) -> N
     cache = workspace / ".agenttest-cache"
     assert brain.calls["judge"] == 1 and len(list(cache.rglob("*.json"))) == 1
     assert {p.stat().st_uid for p in [cache, *cache.rglob("*")]} == {OWNER_UID}
+
+
+def test_a_hostile_suite_through_the_action_runs_no_workflow_command(workspace: Path) -> None:
+    """SPEC §11 for the Action: suite keys, assertion types and file names written by a fork stay text."""
+    from report.test_annotations import commands_the_runner_would_run
+
+    (workspace / "evals" / "odd\n::error::PWN-name.jsonl").write_text(
+        json.dumps({"id": "a", "input": "x", "##[error]PWN-key": 1}) + "\n"
+        + json.dumps({"id": "b", "input": "x", "assert": {"type": "::warning::PWN-type"}}) + "\n")
+    step = run_action(workspace, {"input": "evals/"})
+    assert step.code == 1, step.stdout + step.stderr
+    assert "PWN-name" in step.stdout and "PWN-key" in step.stdout
+    executed = commands_the_runner_would_run(step.stdout.splitlines() + step.stderr.splitlines())
+    ours = [c for c in executed if not c.startswith(("::stop-commands::", "::add-mask::", "::error file=",
+                                                      "::error::agenttest:", "::warning::agenttest:"))]
+    assert ours == [], executed          # annotations are ours, their file and text escaped
+    missing = run_action(workspace, {"input": "evals/x\n##[error]PWN-missing.jsonl"})
+    assert missing.code == 2
+    assert all("PWN" not in c or c.startswith("::error::agenttest:")
+               for c in commands_the_runner_would_run(missing.stdout.splitlines()))
