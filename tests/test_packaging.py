@@ -18,8 +18,13 @@ def test_the_wheel_carries_the_prompts_and_runs_agent_driven_suites(tmp_path: Pa
     wheels, target = tmp_path / "wheels", tmp_path / "site"
     subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--wheel-dir", str(wheels), str(REPO)],
                    check=True, capture_output=True, timeout=300)
-    [wheel] = wheels.glob("agenttest-*.whl")
+    [wheel] = wheels.glob("*.whl")
     names = zipfile.ZipFile(wheel).namelist()
+    # `agenttest` on PyPI is an unrelated project: the distribution is agenttest-ci, the command and the import
+    # package stay `agenttest`.
+    metadata = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
+    assert "\nName: agenttest-ci\n" in metadata and wheel.name.startswith("agenttest_ci-")
+    assert "\nSummary: The agenttest command: test AI agents in CI" in metadata
     assert {f"agenttest/agents/builtin/prompts/{role}.md" for role in ("validator", "simulator", "generator")} \
         <= set(names)
     assert {f"agenttest/templates/{name}" for name in ("agenttest.yaml", "example.jsonl", "workflow.yml")} \
@@ -27,6 +32,7 @@ def test_the_wheel_carries_the_prompts_and_runs_agent_driven_suites(tmp_path: Pa
     assert "agenttest/pytest_plugin.py" in names
     entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
     assert "[pytest11]\nagenttest = agenttest.pytest_plugin" in zipfile.ZipFile(wheel).read(entry_points).decode()
+    assert "[console_scripts]\nagenttest = agenttest.cli:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target), str(wheel)],
                    check=True, capture_output=True, timeout=300)
     # `-S` keeps the development checkout's editable install out; the dependencies come from this environment.

@@ -32,7 +32,7 @@ def test_the_hook_passes_valid_suites_and_fails_an_invalid_one(tmp_path: Path) -
     (tmp_path / "README.md").write_text("not a suite")
     ok = run_hook(tmp_path, ["tests/good.jsonl", "tests/other.jsonl", "README.md"])
     assert ok.returncode == 0, ok.stdout + ok.stderr
-    assert "2 valid, 0 invalid in 2 file(s)" in ok.stdout
+    assert "2 valid, 0 invalid in 2 files" in ok.stdout
     (tmp_path / "tests" / "bad.jsonl").write_text('{"id": "a", "input": "hi"}\n{"id": "b", "inptu": "hi"}\n')
     bad = run_hook(tmp_path, ["tests/good.jsonl", "tests/bad.jsonl"])
     assert bad.returncode == 2

@@ -43,7 +43,7 @@ def test_init_writes_the_three_files_at_the_repository_root_and_says_what_next(t
     checked = run_cli("validate", "-i", "../../tests/agents/example.jsonl", cwd=root / "src" / "app",
                       env={"OPENAI_API_KEY": ""})
     assert checked.code == 0, checked.stdout + checked.stderr
-    assert checked.stdout.strip() == "3 valid, 0 invalid in 1 file(s)"
+    assert checked.stdout.strip() == "3 valid, 0 invalid in 1 file"
 
 
 def test_init_never_overwrites_and_writes_nothing_when_anything_is_there(tmp_path: Path) -> None:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import shlex
 import sys
-import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,13 +18,13 @@ from typing import Any
 
 import click
 
-from . import analysis
 from .actions_log import write_line
 from .config import RunConfig
 from .errors import EXIT_USAGE, AgentTestError, UsageError
 from .launch import Launch
 from .report.ci import artifact_paths
 from .report.escape import workflow_command
+from .report.outputs import write_outputs
 
 FAIL_ON = ("failure", "regression", "never")
 
@@ -61,7 +60,8 @@ def action() -> None:
 
 
 def run_action(environ: Mapping[str, str]) -> int:
-    """Run the suite the inputs describe; write the step outputs; return the exit code `fail-on` asks for."""
+    """Run the suite the inputs describe (the run writes the step outputs, as `agenttest run` does in Actions);
+    return the exit code `fail-on` asks for."""
     try:
         settings = read_settings(environ)
     except AgentTestError as exc:
@@ -75,23 +75,10 @@ def run_action(environ: Mapping[str, str]) -> int:
         if launched.config is not None:
             hand_over(_written_paths(launched.config), settings.workspace)
     config, outcome = launched.config, launched.outcome
-    if config is None or outcome is None:
-        return _fail(environ, str(launched.error), launched.exit_code)
-
+    if config is None or outcome is None:       # the launch has set the conclusion `error`
+        return _fail(environ, str(launched.error), launched.exit_code, outputs=False)
     report = outcome.report.data if outcome.report is not None else {}
-    summary = report.get("summary") or {}
-    regressions = _regressions(report)
-    outputs = {
-        "total": summary.get("total", 0), "passed": summary.get("passed", 0), "failed": summary.get("failed", 0),
-        "errors": summary.get("errors", 0), "timeouts": summary.get("timeouts", 0),
-        "skipped": summary.get("skipped", 0), "pass-rate": summary.get("pass_rate", 0),
-        "conclusion": "success" if analysis.run_ok(report) else "failure",
-        **{name: _relative(path, settings.workspace) for name, path in artifact_paths(config).items()},
-    }
-    if regressions is not None:
-        outputs["regressions"] = regressions
-    write_outputs(environ.get("GITHUB_OUTPUT"), outputs)
-    if settings.fail_on == "regression" and regressions is None:
+    if config.options.fail_on == "regression" and _regressions(report) is None:
         write_line(sys.stdout, workflow_command("warning", "agenttest: fail-on: regression needs a baseline; "
                                                            "failing on any failure instead"))
     return outcome.exit_code      # `fail-on` is a run option: the run decided
@@ -118,7 +105,8 @@ def read_settings(environ: Mapping[str, str]) -> ActionSettings:
     fail_on = (inputs.get("fail-on") or "failure").lower()
     if fail_on not in FAIL_ON:
         raise UsageError(f"fail-on: {inputs['fail-on']!r} is not one of {', '.join(FAIL_ON)}")
-    values["fail_on"] = fail_on
+    if inputs.get("fail-on"):       # unset, the config's `defaults: fail_on` (or the built-in one) decides
+        values["fail_on"] = fail_on
     return ActionSettings(values=values, cwd=cwd, workspace=workspace, fail_on=fail_on)
 
 
@@ -147,22 +135,6 @@ def parse_args(suites: list[str], args: str) -> dict[str, Any]:
     except click.exceptions.Exit as exc:     # --help or --version: nothing to run
         raise UsageError(f"args: {args!r} asks for no run") from exc
     return {key: value for key, value in context.params.items() if value is not None and value != ()}
-
-
-def write_outputs(path: str | None, outputs: Mapping[str, Any]) -> None:
-    """Append step outputs to `$GITHUB_OUTPUT`, each as a heredoc with its own random delimiter (multi-line safe,
-    and no value can end its record early: the delimiter is unguessable and checked)."""
-    if not path:
-        return
-    records = []
-    for name, value in outputs.items():
-        text = "" if value is None else str(value)
-        delimiter = f"ghadelimiter_{uuid.uuid4()}"
-        if delimiter in name or delimiter in text:
-            raise ValueError(f"output {name}: value contains its delimiter")
-        records.append(f"{name}<<{delimiter}\n{text}\n{delimiter}\n")
-    with open(path, "a", encoding="utf-8", newline="\n") as handle:
-        handle.write("".join(records))
 
 
 def hand_over(paths: Iterable[Path], workspace: Path) -> None:
@@ -225,20 +197,13 @@ def _lines(value: str | None) -> list[str]:
     return [line.strip() for line in (value or "").splitlines() if line.strip()]
 
 
-def _relative(path: Path, workspace: Path) -> str:
-    """A path as later steps see it: relative to the workspace (the checkout), with forward slashes."""
-    try:
-        return path.resolve().relative_to(workspace).as_posix()
-    except ValueError:
-        return str(path)
-
-
-def _fail(environ: Mapping[str, str], message: str, code: int) -> int:
+def _fail(environ: Mapping[str, str], message: str, code: int, *, outputs: bool = True) -> int:
     """A step that could not run: one error annotation (the log guard, if any, is already resumed), the conclusion
-    `error`, and `code`."""
+    `error` (unless the launch wrote it), and `code`."""
     write_line(sys.stdout, workflow_command("error", f"agenttest: {message}"))
-    write_outputs(environ.get("GITHUB_OUTPUT"), {"conclusion": "error"})
+    if outputs:
+        write_outputs(environ.get("GITHUB_OUTPUT"), {"conclusion": "error"})
     return code
 
 
-__all__ = ["action", "run_action"]
+__all__ = ["action", "run_action", "write_outputs"]

@@ -271,6 +271,31 @@ def run_ok(report: Mapping[str, Any]) -> bool:
                 or report.get("interrupted") or report.get("error") or budget.get("spent"))
 
 
+def no_case_ran(report: Mapping[str, Any]) -> bool:
+    """Whether every selected case was skipped (or none was selected): such a run has no pass rate, and is not a
+    pass either."""
+    summary = report.get("summary") or {}
+    return int(summary.get("total") or 0) <= int(summary.get("skipped") or 0)
+
+
+def conclusion(report: Mapping[str, Any]) -> str:
+    """The run in one word, as the step output `conclusion` says it: `success` (cases ran and all passed),
+    `failure`, or `skipped` (nothing failed because nothing ran)."""
+    if not run_ok(report):
+        return "failure"
+    return "skipped" if no_case_ran(report) else "success"
+
+
+def report_pass_rate(passed: int, ran: int) -> float | None:
+    """report.json's `pass_rate`: passed / (total − skipped) in percent, None when no case ran."""
+    return round(100.0 * passed / ran, 2) if ran else None
+
+
+def pass_rate_text(rate: Any) -> str:
+    """The pass rate as every artifact and output prints it: `85.7`, `100.0`; "" when there is none."""
+    return f"{float(rate):.1f}" if isinstance(rate, (int, float)) and not isinstance(rate, bool) else ""
+
+
 def exit_code(ok: bool, fail_on: str, regressions: int | None, *, spent: bool = False) -> int:
     """The run's exit code for a finished run: `failure` (default) fails on any case that did not pass;
     `regression` only on regressions against the baseline (on any failure without one) — and on a spent budget,

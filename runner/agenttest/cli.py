@@ -16,6 +16,37 @@ from .actions_log import guarded_log, write_line
 from .errors import EXIT_USAGE, AgentTestError
 from .launch import Launch
 from .project import find_config, load_project
+from .report.verdicts import plural
+
+EXAMPLES = """\b
+Examples:
+  agenttest -i tests/expense.jsonl           run one suite (run is implied)
+  agenttest -i tests/ --parallel 8 --runs 3  every suite below tests/, 3 runs each
+  agenttest validate tests/*.jsonl           check suites, calling no agent
+
+\b
+Exit codes:
+  0    every selected case passed (or was skipped)
+  1    a case failed, errored, timed out or was unstable
+  2    usage, config or suite error before any case ran, BeforeAll failed
+  130  interrupted (SIGINT, SIGTERM); the partial artifacts are written"""
+
+_IMPLICIT_RUN = "agenttest.implicit_run"
+
+
+class RunContext(click.Context):
+    """The context of `run`: when the user typed `agenttest -i …` (run implied), usage lines and error hints name
+    the command as typed (`agenttest`), not `agenttest run`."""
+
+    @property
+    def command_path(self) -> str:
+        if self.meta.get(_IMPLICIT_RUN) and self.parent is not None:
+            return self.parent.command_path
+        return super().command_path
+
+
+class RunCommand(click.Command):
+    context_class = RunContext
 
 
 class DefaultRunGroup(click.Group):
@@ -23,13 +54,26 @@ class DefaultRunGroup(click.Group):
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         # Only options fall through to `run`: an unknown word is an unknown command, not a stray argument.
-        if not args or (args[0].startswith("-") and args[0] not in ("--help", "-h", "--version")):
+        if not args or (args[0].startswith("-") and args[0] not in ("--help", "-h", "--version", "-V")):
+            ctx.meta[_IMPLICIT_RUN] = True
             args = ["run", *args]
         return super().parse_args(ctx, args)
 
+    def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The group's options and commands, then those of `run`: `agenttest -i …` takes them directly."""
+        super().format_options(ctx, formatter)
+        run_command = self.get_command(ctx, "run")
+        if run_command is None:
+            return
+        own_help = run_command.get_help_option(ctx)
+        rows = [row for param in run_command.get_params(ctx)
+                if param is not own_help and (row := param.get_help_record(ctx)) is not None]
+        with formatter.section("Options of run (the default command)"):
+            formatter.write_dl(rows)
 
-@click.group(cls=DefaultRunGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="agenttest")
+
+@click.group(cls=DefaultRunGroup, context_settings={"help_option_names": ["-h", "--help"]}, epilog=EXAMPLES)
+@click.version_option(__version__, "-V", "--version", prog_name="agenttest")
 def main() -> None:
     """Test AI agents in CI: run JSONL suites, check replies, report natively to CI.
 
@@ -37,7 +81,7 @@ def main() -> None:
     """
 
 
-@main.command()
+@main.command(cls=RunCommand, epilog=EXAMPLES)
 @click.option("-i", "--input", "input", multiple=True, required=True, metavar="SOURCE",
               help="A JSONL/JSON suite, a directory, a glob, or a direct message. Repeatable.")
 @click.option("-n", "--name", help="Target agent id (default: from the config or the suite's path).")
@@ -76,6 +120,9 @@ def main() -> None:
 @click.option("--replay", metavar="DIR", help="Answer every agent call from the cassettes in DIR; no network.")
 @click.option("--max-cost", type=float, metavar="USD", help="Run budget in USD (prices per connector or agent).")
 @click.option("--max-tokens", type=int, metavar="N", help="Run budget in tokens, over every role.")
+@click.option("--color", type=click.Choice(["auto", "always", "never"]),
+              help="Colour the console: auto = on a terminal and in GitHub Actions, unless NO_COLOR is set "
+                   "(FORCE_COLOR forces it) [auto].")
 def run(**options: Any) -> None:
     """Run test suites against the target agent."""
     cli_values = {key: value for key, value in options.items() if value is not None and value != ()}
@@ -141,8 +188,8 @@ def _validate(inputs: list[str], config: str | None, simulator: str | None) -> N
     for entry in invalid:
         write_line(sys.stdout, f"{entry.file}:{entry.line}: {entry.message}" if entry.file else entry.message)
     cases = len(suite.entries) - len(invalid)
-    generators = f" (and {len(suite.generators)} generator input(s), not called)" if suite.generators else ""
-    write_line(sys.stdout, f"{cases} valid, {len(invalid)} invalid in {len(suite.files)} file(s){generators}")
+    generators = f" (and {plural(len(suite.generators), 'generator input')}, not called)" if suite.generators else ""
+    write_line(sys.stdout, f"{cases} valid, {len(invalid)} invalid in {plural(len(suite.files), 'file')}{generators}")
     sys.exit(EXIT_USAGE if invalid or not (suite.entries or suite.generators) else 0)
 
 

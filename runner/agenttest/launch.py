@@ -3,6 +3,7 @@ log, and a user mistake or an interrupt turned into an exit code and a one-line 
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -14,6 +15,7 @@ from .config import RunConfig, build_run_config
 from .engine.run import RunOutcome, run_suite
 from .errors import EXIT_INTERRUPTED, EXIT_USAGE, AgentTestError
 from .report.github import in_github_actions
+from .report.outputs import write_outputs
 
 
 @dataclass
@@ -43,19 +45,29 @@ class Launch:
             self.exit_code, self.error = EXIT_USAGE, str(exc)
         except KeyboardInterrupt:
             self.exit_code, self.error = EXIT_INTERRUPTED, "interrupted"
+        if self.error is not None:
+            _conclude_with_error()
         with guarded_log(stream, guard=guard):
             if self.config is not None and self.error is None:
                 try:
                     outcome = run_suite(self.config)
                 except AgentTestError as exc:
                     self.exit_code, self.error = EXIT_USAGE, str(exc)
+                    _conclude_with_error()
                 except KeyboardInterrupt:
                     self.exit_code, self.error = EXIT_INTERRUPTED, "interrupted"
+                    _conclude_with_error()
                 else:
                     self.outcome, self.exit_code = outcome, outcome.exit_code
             if echo_error and self.error is not None:
                 write_line(sys.stderr, "Interrupted." if self.exit_code == EXIT_INTERRUPTED else f"Error: {self.error}")
         return self
+
+
+def _conclude_with_error() -> None:
+    """The step output `conclusion: error` of a run that could not start (a finished run's outputs are written by
+    its reporter, report.outputs)."""
+    write_outputs(os.environ.get("GITHUB_OUTPUT"), {"conclusion": "error"})
 
 
 def log_guard_wanted(annotations: bool | None, stream: TextIO, environ: Mapping[str, str] | None = None) -> bool:

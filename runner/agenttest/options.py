@@ -51,6 +51,7 @@ class RunOptions(BaseModel):
     annotations: bool | None = None
     max_annotations: int = Field(10, ge=0)
     fail_on: Literal["failure", "regression", "never"] = "failure"
+    color: Literal["auto", "always", "never"] = "auto"
 
     @field_validator("timeout")
     @classmethod

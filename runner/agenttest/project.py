@@ -20,7 +20,7 @@ from .errors import ConfigError, Where
 from .hints import did_you_mean
 from .options import OPTION_NAMES, check_options
 from .secrets import register_secret
-from .validation import first_error
+from .validation import config_errors
 
 CONFIG_NAMES = ("agenttest.yaml", "agenttest.yml")
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
@@ -88,7 +88,8 @@ def find_config(explicit: str | None, inputs: list[str], cwd: Path) -> Path | No
 
 
 def load_project(path: Path | None) -> ProjectConfig:
-    """Read, expand and validate agenttest.yaml; every problem is a ConfigError naming the file and key."""
+    """Read, expand and validate agenttest.yaml. Every problem of the file is reported at once, in one ConfigError
+    naming the file and, for each problem, its key path."""
     if path is None:
         return ProjectConfig(path=None)
     where = str(path)
@@ -105,42 +106,62 @@ def load_project(path: Path | None) -> ProjectConfig:
     if not isinstance(raw, dict):
         raise ConfigError("the top level must be a mapping", Where(where))
     missing: dict[str, str] = {}
-    expanded = _expand(raw, where, (), missing)
+    problems: list[str] = []
+    expanded = _expand(raw, where, (), missing, problems)
+    parsed: ConfigFile | None = None
     try:
         parsed = ConfigFile.model_validate(expanded)
     except ValidationError as exc:
-        raise ConfigError(first_error(exc, ConfigFile), Where(where)) from exc
-    defaults = _check_defaults(parsed.defaults, where)
-    agents = {agent_id: _agent_settings(agent_id, entry, where) for agent_id, entry in parsed.agents.items()}
+        problems += config_errors(exc, ConfigFile)
+    # Each part is checked on its own, so that one mistake does not hide the others.
+    defaults = _check_defaults(_mapping(expanded.get("defaults")), problems)
+    agents = {}
+    for agent_id, entry in _mapping(expanded.get("agents")).items():
+        if isinstance(entry, dict) and (settings := _agent_settings(str(agent_id), entry, problems)) is not None:
+            agents[str(agent_id)] = settings
+    if problems:
+        raise ConfigError(problems_message(problems), Where(where))
+    assert parsed is not None
     for connector in parsed.connectors.values():
         if connector.api_key:
             register_secret(connector.api_key)
     return ProjectConfig(path=path, defaults=defaults, connectors=parsed.connectors, agents=agents, missing=missing)
 
 
-def _check_defaults(defaults: dict[str, Any], file: str) -> dict[str, Any]:
-    """`defaults:` with its keys normalised (`output-dir` → `output_dir`), every value type-checked."""
-    normal = {key.replace("-", "_"): value for key, value in defaults.items()}
-    for key in normal:
-        if key not in OPTION_NAMES:
-            raise ConfigError(f"defaults.{key}: unknown run option{did_you_mean(key, OPTION_NAMES)}", Where(file))
-    for option, message in check_options(normal):
-        raise ConfigError(f"defaults.{option}: {message}", Where(file))
-    return normal
+def problems_message(problems: list[str]) -> str:
+    """One problem on its line; several as a count and one indented line each."""
+    if len(problems) == 1:
+        return problems[0]
+    return f"{len(problems)} problems:\n" + "\n".join(f"  {problem}" for problem in problems)
 
 
-def _expand(value: Any, file: str, keys: tuple[str, ...], missing: dict[str, str]) -> Any:
+def _mapping(value: Any) -> dict[Any, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _check_defaults(defaults: dict[str, Any], problems: list[str]) -> dict[str, Any]:
+    """`defaults:` with its keys normalised (`output-dir` → `output_dir`), every value type-checked; what is wrong
+    is added to `problems`."""
+    normal = {str(key).replace("-", "_"): value for key, value in defaults.items()}
+    unknown = [key for key in normal if key not in OPTION_NAMES]
+    problems += [f"defaults.{key}: unknown run option{did_you_mean(key, OPTION_NAMES)}" for key in unknown]
+    known = {key: value for key, value in normal.items() if key in OPTION_NAMES}
+    problems += [f"defaults.{option}: {message}" for option, message in check_options(known)]
+    return known
+
+
+def _expand(value: Any, file: str, keys: tuple[str, ...], missing: dict[str, str], problems: list[str]) -> Any:
     """Replace ${VAR} / ${VAR:-default} in every string; register the values that are secrets (SPEC §11): every
     variable in an `api_key`, a header, an exec `env` value, a URL's user-info or query value, and every variable
-    whose name looks like a credential.
+    whose name looks like a credential. A variable that must be set and is not is added to `problems`.
 
     A variable that is not set is an error only where it is used: under `agents.X` or `connectors.Y` it is recorded
     in `missing` (key path → variable) and checked when that agent runs, so a fork without the secrets of a remote
     agent can still test a local one from the same file."""
     if isinstance(value, dict):
-        return {k: _expand(v, file, (*keys, str(k)), missing) for k, v in value.items()}
+        return {k: _expand(v, file, (*keys, str(k)), missing, problems) for k, v in value.items()}
     if isinstance(value, list):
-        return [_expand(v, file, (*keys, str(i)), missing) for i, v in enumerate(value)]
+        return [_expand(v, file, (*keys, str(i)), missing, problems) for i, v in enumerate(value)]
     if not isinstance(value, str) or "${" not in value:
         return value
     secret_place = bool(keys) and (keys[-1] == "api_key" or "headers" in keys or keys[-2:-1] == ("env",))
@@ -148,7 +169,7 @@ def _expand(value: Any, file: str, keys: tuple[str, ...], missing: dict[str, str
     substituted: list[tuple[int, int, str]] = []   # (start, end) in the result of each variable's value, its name
     done = length = 0
     for match in _VAR.finditer(value):
-        found = _variable(match, file, keys, missing)
+        found = _variable(match, keys, missing, problems)
         literal = value[done:match.start()]
         pieces += [literal, found]
         length += len(literal)
@@ -169,8 +190,9 @@ def _expand(value: Any, file: str, keys: tuple[str, ...], missing: dict[str, str
     return result
 
 
-def _variable(match: re.Match[str], file: str, keys: tuple[str, ...], missing: dict[str, str]) -> str:
-    """The value of one `${VAR}` / `${VAR:-default}`; "" for one that is not set where it is checked later."""
+def _variable(match: re.Match[str], keys: tuple[str, ...], missing: dict[str, str], problems: list[str]) -> str:
+    """The value of one `${VAR}` / `${VAR:-default}`; "" for one that is not set (checked later where it is
+    used, or added to `problems`)."""
     name, default = match.group(1), match.group(2)
     found = os.environ.get(name)
     if found is None or (found == "" and default is not None):
@@ -178,26 +200,32 @@ def _variable(match: re.Match[str], file: str, keys: tuple[str, ...], missing: d
             if keys[:1] in (("agents",), ("connectors",)) and len(keys) > 2:
                 missing.setdefault(".".join(keys), name)
                 return ""
-            raise ConfigError(f"{'.'.join(keys)}: environment variable {name} is not set", Where(file))
+            problems.append(f"{'.'.join(keys)}: environment variable {name} is not set")
+            return ""
         found = default
     return found
 
 
 def _agent_settings(agent_id: str, entry: dict[str, Any],
-                    file: str) -> registry.ProviderSettings | BuiltinSettings:
+                    problems: list[str]) -> registry.ProviderSettings | BuiltinSettings | None:
+    """The settings of one agent, or None with what is wrong added to `problems`."""
     prefix = f"agents.{agent_id}"
+    providers = sorted(registry.PROVIDERS)
     if "builtin" in entry:
         model: type[BaseModel] = BuiltinSettings
     else:
         provider = entry.get("provider")
         if provider is None:
-            raise ConfigError(f"{prefix}: needs 'provider' ({', '.join(sorted(registry.PROVIDERS))}) or 'builtin'",
-                              Where(file))
+            problems.append(f"{prefix}: needs 'provider' ({', '.join(providers)}) or 'builtin'")
+            return None
         if provider not in registry.PROVIDERS:
-            raise ConfigError(f"{prefix}.provider: unknown provider {provider!r} "
-                              f"(available: {', '.join(sorted(registry.PROVIDERS))})", Where(file))
+            hint = did_you_mean(str(provider), providers).rstrip(")").lstrip(" (")
+            problems.append(f"{prefix}.provider: unknown provider {provider!r} "
+                            f"({hint + '; ' if hint else ''}available: {', '.join(providers)})")
+            return None
         model = registry.PROVIDERS[provider].settings
     try:
         return model.model_validate(entry)  # type: ignore[return-value]
     except ValidationError as exc:
-        raise ConfigError(first_error(exc, model, prefix), Where(file)) from exc
+        problems += config_errors(exc, model, prefix)
+        return None

@@ -1,9 +1,9 @@
 """pydantic ValidationErrors as one-line messages naming the field in the file's terms, with did-you-mean hints.
 
 Used where user files are validated: the suite loader reports every problem of an entry (`describe_errors`), the
-config reports the one problem to fix first (`first_error`). Both read the same `FieldError`s: the field's dotted
-path as written in the file (`assert[1].negate`, aliases included), and, for an unknown key, a hint from the keys
-the model accepts at that place, found through optional, list and dict fields.
+config every problem of the file (`config_errors`), the API the one to fix first (`first_error`). All read the
+same `FieldError`s: the field's dotted path as written in the file (`assert[1].negate`, aliases included), and, for
+an unknown key, a hint from the keys the model accepts at that place, found through optional, list and dict fields.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ValidationError
 
 from .assertions.base import json_type
-from .hints import did_you_mean
+from .hints import closest, did_you_mean
 
 Location = tuple[int | str, ...]
 
@@ -97,6 +97,16 @@ def first_error(exc: ValidationError, model: type[BaseModel], prefix: str = "") 
     """
     errors = field_errors(exc, model, prefix)
     return str(next((error for error in errors if error.kind == "unknown_key"), errors[0]))
+
+
+def config_errors(exc: ValidationError, model: type[BaseModel], prefix: str = "") -> list[str]:
+    """Every problem as `path: message`, less a `required` key that a misspelt key next to it was meant to be
+    (`agents.a.comand: unknown key (did you mean 'command'?)` says it all)."""
+    errors = field_errors(exc, model, prefix)
+    meant = {(error.parent, closest(str(error.loc[-1]), _keys_at(model, error.loc[:-1])))
+             for error in errors if error.kind == "unknown_key"}
+    return [str(error) for error in errors
+            if not (error.kind == "missing" and (error.parent, str(error.loc[-1])) in meant)]
 
 
 def describe_errors(exc: ValidationError, model: type[BaseModel], prefix: str = "") -> list[str]:

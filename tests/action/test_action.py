@@ -333,3 +333,71 @@ def test_a_hostile_suite_through_the_action_runs_no_workflow_command(workspace: 
     assert missing.code == 2
     assert all("PWN" not in c or c.startswith("::error::agenttest:")
                for c in commands_the_runner_would_run(missing.stdout.splitlines()))
+
+
+def _github_env(workspace: Path, output: Path) -> dict[str, str]:
+    return {"GITHUB_ACTIONS": "true", "GITHUB_WORKSPACE": str(workspace), "GITHUB_OUTPUT": str(output)}
+
+
+def test_run_writes_the_same_step_outputs_as_the_action(workspace: Path) -> None:
+    """`docker run` and `pip install` users get the Action's outputs from `agenttest run` in GitHub Actions."""
+    (workspace / "evals" / "third.jsonl").write_text('{"id": "x", "input": "a", "assert": '
+                                                     '{"type": "contains", "value": "zz"}}\n')
+    action = run_action(workspace, {"input": "evals/suite.jsonl\nevals/third.jsonl"})
+    assert action.code == 1
+    output = workspace.parent / "run_output"
+    output.write_text("")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "INPUT_", "RUNNER_"))}
+    cli = subprocess.run([sys.executable, "-m", "agenttest", "-i", "evals/suite.jsonl", "-i", "evals/third.jsonl"],
+                         cwd=workspace, env={**env, **_github_env(workspace, output)}, capture_output=True, text=True,
+                         timeout=120)
+    assert cli.returncode == 1, cli.stdout + cli.stderr
+    outputs = parse_github_output(output.read_text())
+    assert outputs == action.outputs
+    assert outputs["pass-rate"] == "33.3"           # one decimal, as the console, summary and JUnit print it
+    assert set(outputs) >= {"total", "passed", "failed", "errors", "timeouts", "skipped", "pass-rate", "report",
+                            "junit", "summary", "conclusion"}
+    assert outputs["report"] == "agenttest-results/report.json" and outputs["conclusion"] == "failure"
+
+
+def test_run_in_github_actions_says_error_when_it_cannot_start(workspace: Path) -> None:
+    output = workspace.parent / "run_output"
+    output.write_text("")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "INPUT_", "RUNNER_"))}
+    cli = subprocess.run([sys.executable, "-m", "agenttest", "-i", "evals/suite.jsonl", "-n", "nobody"],
+                         cwd=workspace, env={**env, **_github_env(workspace, output)}, capture_output=True, text=True,
+                         timeout=120)
+    assert cli.returncode == 2
+    assert parse_github_output(output.read_text()) == {"conclusion": "error"}
+
+
+def test_fail_on_never_closes_with_a_notice(workspace: Path) -> None:
+    step = run_action(workspace, {"input": "evals/suite.jsonl", "fail-on": "never"})
+    assert step.code == 0
+    lines = step.stdout.splitlines()
+    assert lines[-2].startswith("::error file=evals/suite.jsonl,line=2,")      # the failing case stays annotated
+    assert lines[-1].startswith("::notice::agenttest: 1 failed of 2 cases")
+    assert not any(line.startswith("::error::") for line in lines)
+
+
+def test_unset_inputs_leave_the_config_defaults_in_charge(workspace: Path) -> None:
+    """The runner passes an input's `default:` as if set: job-summary and fail-on had one, so they overrode
+    `defaults: job_summary` and `defaults: fail_on` in agenttest.yaml."""
+    config = workspace / "agenttest.yaml"
+    config.write_text(config.read_text().replace("  name: echo\n", "  name: echo\n  job_summary: false\n"
+                                                                   "  fail_on: never\n"))
+    step = run_action(workspace, {"input": "evals/suite.jsonl"})
+    assert step.code == 0, step.stdout + step.stderr            # fail_on: never, from the config
+    assert step.step_summary == ""                               # job_summary: false, from the config
+    assert step.stdout.splitlines()[-1].startswith("::notice::")
+    forced = run_action(workspace, {"input": "evals/suite.jsonl", "job-summary": "true", "fail-on": "failure"})
+    assert forced.code == 1 and forced.step_summary.startswith("## ❌ agenttest")
+
+
+def test_a_run_whose_cases_were_all_skipped_has_no_rate_and_is_no_success(workspace: Path) -> None:
+    (workspace / "evals" / "later.jsonl").write_text('{"id": "a", "input": "x", "skip": "later"}\n')
+    step = run_action(workspace, {"input": "evals/later.jsonl"})
+    assert step.code == 0, step.stdout + step.stderr
+    assert step.outputs["pass-rate"] == "" and step.outputs["conclusion"] == "skipped"
+    assert (step.outputs["total"], step.outputs["skipped"]) == ("1", "1")
+    assert step.step_summary.startswith("## ⏭️ agenttest: no case ran, 1 skipped")

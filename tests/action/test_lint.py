@@ -56,15 +56,16 @@ def test_action_declares_the_spec_inputs_and_outputs() -> None:
     assert set(action["outputs"]) >= {"total", "passed", "failed", "errors", "timeouts", "skipped", "pass-rate",
                                       "report", "junit", "summary", "conclusion"}
     assert action["runs"] == {"using": "docker", "image": "Dockerfile", "args": ["action"]}
-    # Run options have no defaults in action.yml: an unset input must leave agenttest.yaml's `defaults:` in force.
+    # No input has a default in action.yml: the runner would pass it as set, and an unset input must leave
+    # agenttest.yaml's `defaults:` (job_summary, fail_on, …) in force.
     with_defaults = {name for name, spec in action["inputs"].items() if "default" in spec}
-    assert with_defaults == {"job-summary", "fail-on"}
+    assert with_defaults == set()
 
 
 def test_composite_variant_mirrors_the_docker_action() -> None:
     action, composite = load("action.yml"), load("composite/action.yml")
     assert composite["runs"]["using"] == "composite"
-    assert set(composite["inputs"]) == set(action["inputs"]) | {"python-version"}
+    assert set(composite["inputs"]) == set(action["inputs"]) | {"python-version", "setup-python"}
     for name, spec in action["inputs"].items():
         assert composite["inputs"][name] == spec, name
     assert set(composite["outputs"]) == set(action["outputs"])
@@ -122,3 +123,15 @@ def test_documented_workflows_pass_actionlint(tmp_path: Path) -> None:
     proc = subprocess.run([tool("actionlint"), "-shellcheck", tool("shellcheck"), *files], cwd=tmp_path,
                           capture_output=True, text=True, env=env, timeout=120)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_every_pointer_to_a_doc_leads_to_a_file() -> None:
+    """action.yml and image.yml once sent readers to a docs/github-actions.md that did not exist."""
+    files = ["action.yml", "composite/action.yml", "Dockerfile", "README.md", "pyproject.toml",
+             *(str(p.relative_to(REPO)) for p in (REPO / ".github" / "workflows").glob("*.yml"))]
+    pointers = {(name, match) for name in files
+                for match in re.findall(r"\bdocs/[\w./-]+\.md\b", (REPO / name).read_text())}
+    assert pointers, "no pointer found: the pattern is wrong"
+    assert [(name, doc) for name, doc in sorted(pointers) if not (REPO / doc).is_file()] == []
+    assert "Releasing the action" in (REPO / "action.yml").read_text()
+    assert "### Releasing the action" in (REPO / "README.md").read_text()

@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+from pathlib import Path
 
 import jsonschema
+
+from agenttest import __version__
 
 from .conftest import Project
 
@@ -12,7 +17,7 @@ from .conftest import Project
 def test_validate_reports_every_invalid_entry_and_calls_no_agent(project: Project) -> None:
     project.suite("good.jsonl", {"id": "a", "input": "hi", "assert": {"type": "contains", "value": "hi"}})
     good = project.run("validate", "-i", "good.jsonl")
-    assert good.code == 0 and good.stdout.strip() == "1 valid, 0 invalid in 1 file(s)"
+    assert good.code == 0 and good.stdout.strip() == "1 valid, 0 invalid in 1 file"
     project.suite("bad.jsonl", {"id": "a", "input": "hi"}, "{broken",
                   {"id": "b", "input": "hi", "assert": {"type": "regex", "value": "("}})
     calls = project.root / "calls.txt"
@@ -21,7 +26,7 @@ def test_validate_reports_every_invalid_entry_and_calls_no_agent(project: Projec
     lines = bad.stdout.splitlines()
     assert lines[0].startswith("bad.jsonl:2: invalid test case: invalid JSON")
     assert lines[1].startswith("bad.jsonl:3: invalid test case: assert")
-    assert lines[-1] == "1 valid, 2 invalid in 1 file(s)"
+    assert lines[-1] == "1 valid, 2 invalid in 1 file"
     assert not calls.exists()
     assert not (project.root / "agenttest-results").exists()
 
@@ -46,3 +51,37 @@ def test_schema_describes_the_cases_the_loader_accepts(project: Project) -> None
 def test_unknown_commands_are_not_run_arguments(project: Project) -> None:
     run = project.run("merj", "a.json")
     assert run.code == 2 and "No such command 'merj'" in run.stderr
+
+
+def test_help_shows_examples_exit_codes_and_the_options_of_run(project: Project) -> None:
+    for args in (("--help",), ("-h",), ("run", "--help")):
+        text = project.run(*args).stdout
+        assert "Examples:\n    agenttest -i tests/expense.jsonl " in text, args
+        assert "Exit codes:\n    0    every selected case passed" in text and "  130  interrupted" in text, args
+        assert "-i, --input SOURCE" in text and "--color [auto|always|never]" in text, args
+    assert "Commands:" in project.run("--help").stdout
+
+
+def test_dash_capital_v_is_version(project: Project) -> None:
+    short, long = project.run("-V"), project.run("--version")
+    assert short.code == long.code == 0
+    assert short.stdout == long.stdout == f"agenttest, version {__version__}\n"
+
+
+def _typed(project: Project, *args: str) -> subprocess.CompletedProcess[str]:
+    """The installed `agenttest` script, as a user types it (`python -m agenttest` names itself so)."""
+    command = Path(sys.executable).parent / "agenttest"
+    return subprocess.run([str(command), *args], cwd=project.root, capture_output=True, text=True, timeout=60)
+
+
+def test_an_unknown_option_names_the_command_as_typed(project: Project) -> None:
+    implied = _typed(project, "-x")
+    assert implied.returncode == 2
+    assert implied.stderr.splitlines() == ["Usage: agenttest [OPTIONS]", "Try 'agenttest --help' for help.", "",
+                                           "Error: No such option '-x'."]
+    explicit = _typed(project, "run", "-i", "a.jsonl", "--colour", "never")
+    assert explicit.returncode == 2
+    assert explicit.stderr.splitlines()[:2] == ["Usage: agenttest run [OPTIONS]",
+                                                "Try 'agenttest run --help' for help."]
+    assert "Error: No such option '--colour'. (Did you mean one of: '--color'" in explicit.stderr
+    assert _typed(project, "validate", "-x").stderr.startswith("Usage: agenttest validate [OPTIONS] [FILE]...\n")

@@ -8,6 +8,8 @@ import select
 import subprocess
 import sys
 
+import pytest
+
 from .conftest import Project
 
 
@@ -68,3 +70,54 @@ def test_layout(project: Project) -> None:
         "  Pass Rate: 50.0%", lines[summary + 8]]
     assert lines[summary + 8].startswith("  Duration:  ")
     assert lines[-3] == "  ❌ TESTS FAILED"
+
+
+def _artifact_texts(project: Project) -> dict[str, str]:
+    return {path.name: path.read_text() for path in (project.root / "agenttest-results").iterdir()}
+
+
+@pytest.mark.parametrize(("args", "env", "coloured"), [
+    ((), {"GITHUB_ACTIONS": "true"}, True),                      # Actions logs render ANSI colour
+    ((), {"GITHUB_ACTIONS": "true", "NO_COLOR": "1"}, False),    # no-color.org
+    ((), {"GITHUB_ACTIONS": "true", "NO_COLOR": ""}, True),      # …set and empty does not count
+    ((), {"FORCE_COLOR": "1"}, True),                            # force-color.org, into a pipe
+    ((), {"FORCE_COLOR": ""}, False),
+    (("--color", "always"), {}, True),
+    (("--color", "never"), {"FORCE_COLOR": "1", "GITHUB_ACTIONS": "true"}, False),
+    (("--color", "auto"), {}, False),                            # a pipe, outside Actions
+])
+def test_colour_follows_the_flag_the_environment_and_github_actions(project: Project, args: tuple[str, ...],
+                                                                   env: dict[str, str], coloured: bool) -> None:
+    project.suite("suite.jsonl", {"id": "ok", "input": "hi"},
+                  {"id": "bad", "input": "hi", "assert": {"type": "contains", "value": "nope"}})
+    run = project.run("-i", "suite.jsonl", *args, env={"GITHUB_ACTIONS": "", **env})
+    assert run.code == 1
+    assert ("\x1b[32m" in run.stdout and "\x1b[31m" in run.stdout) is coloured, run.stdout
+    assert "\r" not in run.stdout                # the live line stays a terminal's
+    for name, text in _artifact_texts(project).items():
+        assert "\x1b" not in text, name          # never colour inside an artifact
+
+
+def test_the_summary_ends_with_where_the_artifacts_went(project: Project) -> None:
+    project.suite("suite.jsonl", {"id": "ok", "input": "hi"})
+    run = project.run("-i", "suite.jsonl", "--junit", "out/junit.xml", "-o", "report.md")
+    lines = run.stdout.splitlines()
+    banner = lines.index("  ✨ ALL TESTS PASSED ✨")
+    assert lines[banner - 3] == ("  Artifacts: agenttest-results/ (report.json, summary.md, ctrf.json, events.jsonl), "
+                                 "out/junit.xml, report.md")
+    assert (project.root / "out" / "junit.xml").is_file() and (project.root / "report.md").is_file()
+    plain = project.run("-i", "suite.jsonl", "--output-dir", "results")
+    assert ("  Artifacts: results/ (report.json, junit.xml, summary.md, ctrf.json, events.jsonl)"
+            in plain.stdout.splitlines())
+
+
+def test_a_run_whose_cases_were_all_skipped_says_no_test_ran(project: Project) -> None:
+    project.suite("suite.jsonl", {"id": "a", "input": "hi", "skip": "later"},
+                  {"id": "b", "input": "hi", "skip": "later"})
+    run = project.run("-i", "suite.jsonl")
+    lines = run.stdout.splitlines()
+    assert run.code == 0
+    assert "► [a] hi SKIPPED (<1ms)" in lines            # not `0µs`
+    assert "  Pass Rate: n/a (no case ran)" in lines
+    assert lines[-3] == "  ○ NO TEST RAN: 2 cases skipped" and "ALL TESTS PASSED" not in run.stdout
+    assert run.report["summary"]["pass_rate"] is None

@@ -345,7 +345,7 @@ def test_validate_checks_dynamic_cases_against_the_config(project: Project) -> N
     assert checked.code == 2
     assert ("s.jsonl:2: invalid test case: simulator.use: agent 'simm' is not defined in agenttest.yaml "
             "(did you mean 'sim'?)") in checked.stdout
-    assert "1 valid, 1 invalid in 1 file(s)" in checked.stdout
+    assert "1 valid, 1 invalid in 1 file" in checked.stdout
 
 
 def test_the_example_conversations_run_with_no_api_key(tmp_path: Path) -> None:

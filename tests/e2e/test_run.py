@@ -329,6 +329,7 @@ def test_signal_writes_partial_artifacts_and_exits_130(project: Project, signum:
     stdout, stderr = proc.communicate(timeout=10)
     assert time.monotonic() - sent < 5
     assert proc.returncode == 130, stdout + stderr
+    assert "  ⚠ INTERRUPTED: partial results" in stdout.splitlines() and "TESTS FAILED" not in stdout
     report = json.loads((project.root / "agenttest-results" / "report.json").read_text())
     assert report["interrupted"] is True
     statuses = {r["id"]: (r["status"], r.get("error")) for r in report["results"]}
@@ -360,6 +361,44 @@ def test_config_errors_name_the_file_and_key(project: Project) -> None:
     ok = project.run("-i", "suite.jsonl", "-n", "echo", env={"AGENT_MODULE": "echo_agent"})
     assert ok.code == 0
     assert "Traceback" not in run.stderr
+
+
+def test_every_config_problem_is_reported_at_once_with_its_key_path(project: Project) -> None:
+    project.suite("suite.jsonl", {"id": "a", "input": "hi"})
+    project.write("agenttest.yaml", """
+        version: 1
+        defaults:
+          name: echo
+          job_sumary: false
+          parallel: many
+        agents:
+          echo:
+            provider: pyton
+            callable: echo_agent:respond
+          other:
+            provider: python
+            callabel: echo_agent:respond
+          remote:
+            provider: openai
+            model: gpt-4o
+            api_key: ${NOT_SET_ANYWHERE}
+        connectors:
+          main:
+            base_url: 12
+            model: gpt-4o
+        """)
+    run = project.run("-i", "suite.jsonl")
+    assert run.code == 2 and "Traceback" not in run.stderr
+    lines = run.stderr.splitlines()
+    assert lines[0] == f"Error: {project.root / 'agenttest.yaml'}: 5 problems:"
+    assert lines[1:] == [
+        "  connectors.main.base_url: expected a string, got number",
+        "  defaults.job_sumary: unknown run option (did you mean 'job_summary'?)",
+        "  defaults.parallel: expected an integer, got string",
+        "  agents.echo.provider: unknown provider 'pyton' (did you mean 'python'?; available: exec, http, openai, "
+        "python)",
+        "  agents.other.callabel: unknown key (did you mean 'callable'?)",
+    ]
 
 
 def test_missing_input_file_and_unknown_agent_exit_2(project: Project) -> None:
@@ -445,6 +484,7 @@ def test_a_signal_during_a_global_hook_still_writes_the_artifacts(project: Proje
     stdout, stderr = proc.communicate(timeout=15)
     assert time.monotonic() - sent < 5
     assert proc.returncode == 130, stdout + stderr
+    assert "  ⚠ INTERRUPTED: partial results" in stdout.splitlines() and "TESTS FAILED" not in stdout
     report = json.loads((project.root / "agenttest-results" / "report.json").read_text())
     assert report["interrupted"] is True
     assert (project.root / "agenttest-results" / "junit.xml").exists()

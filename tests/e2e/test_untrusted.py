@@ -84,7 +84,7 @@ def test_validate_prints_hostile_suite_text_inside_the_guard(project: Project) -
     code, lines, text = log_of("validate", "-i", "tests/", cwd=project.root, env=ACTIONS)
     assert code == 2
     assert "PWN-key" in text and "PWN-type" in text and "PWN-regex" in text and "PWN-name" in text
-    assert "1 valid, 4 invalid in 2 file(s)" in text
+    assert "1 valid, 4 invalid in 2 files" in text
     assert ours(commands_the_runner_would_run(lines)) == []
     # Without the guard the same lines would be commands: the test can fail.
     assert ours(commands_the_runner_would_run([line for line in lines if "stop-commands" not in line]))

@@ -172,4 +172,4 @@ def test_a_lone_surrogate_cannot_break_the_annotations() -> None:
     lines = raw.getvalue().decode("utf-8").splitlines()
     assert len(lines) == 4
     assert parse(lines[2])[2] == "agent said #xD800!" and parse(lines[2])[1]["title"] == "agenttest: s#xD800 (error)"
-    assert parse(lines[3])[2].startswith("agenttest: 1 errored of 1 cases")
+    assert parse(lines[3])[2].startswith("agenttest: 1 errored of 1 case ")

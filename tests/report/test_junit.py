@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import xunitparser
 from junitparser import Error, Failure, JUnitXml, Skipped
 from lxml import etree
 
@@ -37,7 +38,8 @@ def test_structure_counts_and_locations(links: SourceLinks) -> None:
     assert a.get("timestamp") == "2026-01-01T12:00:00+00:00"
     properties = {p.get("name"): p.get("value") for p in a.find("properties")}
     assert properties == {"agenttest.version": "0.1.0", "agent": "assistants.expense", "connector": "openai.gpt4o",
-                          "runs": "1", "pass_rate": "33.3"}
+                          "runs": "1", "pass_rate": "40.0"}     # the run's: 2 passed of the 5 that ran
+    assert b.find("properties") is None      # once per file: readers keep one property set for all suites
 
     cases = {c.get("name"): c for c in root.iter("testcase")}
     passed = cases["pass: Passes"]
@@ -137,3 +139,29 @@ def test_paths_are_repository_relative(tmp_path: Path) -> None:
     assert [s.get("name") for s in root.findall("testsuite")] == ["sub/evals/x.jsonl"]
     assert {c.get("file") for c in root.iter("testcase")} == {"sub/evals/x.jsonl"}
     assert {c.get("classname") for c in root.iter("testcase")} == {"sub.evals.x"}
+
+
+def test_the_at_line_of_a_failure_is_repository_relative_as_file_is(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    links = SourceLinks.from_environment(sub, {})
+    results = [CaseResult(id="a", status="failed", file="./evals/x.jsonl", line=3, error="bad"),
+               CaseResult(id="b", status="error", file="evals/x.jsonl", line=4, error="agent down")]
+    root = validate(render_junit(make_report(results).to_dict(), links))
+    for case in root.iter("testcase"):
+        body = (case.find("failure") if case.find("failure") is not None else case.find("error")).text
+        assert case.get("file") == "sub/evals/x.jsonl"
+        assert body.splitlines()[-1] == f"At: sub/evals/x.jsonl:{case.get('line')}"
+
+
+def test_xunitparser_reads_several_suites(tmp_path: Path, links: SourceLinks) -> None:
+    """xunitparser 1.3.4 keeps one property set for the whole file and asserts that no name repeats: with the
+    properties in every suite it crashed on any run of two suite files."""
+    path = tmp_path / "junit.xml"
+    JUnitWriter(path, links).run_finished(make_report(mixed_results()))
+    suite, result = xunitparser.parse(str(path))
+    assert suite.properties["agent"] == "assistants.expense" and suite.properties["pass_rate"] == "40.0"
+    assert result.testsRun == 6
+    assert (len(result.failures), len(result.errors), len(result.skipped)) == (1, 2, 1)
+    assert {case.methodname for case, _ in result.failures} == {"fail"}

@@ -26,7 +26,8 @@ def test_status_counts_and_links(links: SourceLinks) -> None:
     assert f"| [slow]({blob}/suites/b.jsonl#L1) | ⏱️ timeout | timeout after 2s |" in text
     html = gfm(text)
     assert html.count("<details>") == 4            # three failures and the passed list
-    assert "<summary>❌ <code>fail</code> — expected hello</summary>" in html
+    assert "<summary>❌ <code>fail</code> (failed)</summary>" in html
+    assert text.count("expected hello") == 2        # once in the table of failures, once in the case's details
     assert "<td><code>hello</code></td>" in html and "<td><code>nope</code></td>" in html   # expected / actual
     assert "[later](https://github.com/octo/repo/blob/abc123/suites/b.jsonl#L2) (skipped: not built yet)" in text
     assert "user: hi\nassistant: hello\nuser: bye\nagent: goodbye" not in text  # passed cases: listed, not detailed
@@ -41,7 +42,7 @@ def test_all_passed_and_no_repository() -> None:
 
 def test_interrupted_and_run_error() -> None:
     text = render_markdown(make_report(mixed_results()[:1], error="BeforeAll: db down", interrupted=True).to_dict())
-    assert text.startswith("## ⚠️ agenttest: interrupted after 1 of 1 cases")
+    assert text.startswith("## ⚠️ agenttest: interrupted after 1 of 1 case\n")
     assert "**Run error:** BeforeAll: db down" in text and "**Interrupted:**" in text
 
 
@@ -143,3 +144,22 @@ def test_summary_writer_shares_the_limit_with_what_is_there(tmp_path: Path, link
     assert step.stat().st_size <= SUMMARY_LIMIT
     assert "| 50 | 0 | 50 |" in step.read_text()
     assert (tmp_path / "summary.md").stat().st_size > 100_000     # the file itself is not squeezed
+
+
+def test_a_human_start_time_and_each_reason_once_per_place(links: SourceLinks) -> None:
+    data = make_report(mixed_results()).to_dict()
+    data["metadata"]["started_at"] = "2026-01-05T15:03:07.123456+01:00"
+    text = render_markdown(data, links=links)
+    assert "**Started** 2026-01-05 14:03:07 UTC" in text and "T15:03" not in text
+    details = text[text.index("<details>"):]
+    for reason in ("expected hello", "timeout after 2s"):
+        assert text.count(reason) == 2, reason      # the failure table's row, then the case's details
+        assert details.count(reason) == 1, reason
+
+
+def test_a_run_whose_cases_were_all_skipped_is_no_green_run() -> None:
+    results = [CaseResult(id="a", status="skipped", error="later", file="x.jsonl", line=1)]
+    text = render_markdown(make_report(results).to_dict(), links=SourceLinks(root=Path("/nowhere"), cwd=Path("/")))
+    assert text.startswith("## ⏭️ agenttest: no case ran, 1 skipped\n")
+    assert "✅" not in text.splitlines()[0]
+    assert "| n/a |" in text        # no pass rate, rather than 0.0%

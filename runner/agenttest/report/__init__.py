@@ -9,7 +9,7 @@ from typing import TextIO
 from ..config import RunConfig
 from .base import Report, Reporter, RunInfo
 from .ci import artifact_paths, ci_reporters
-from .console import ConsoleReporter
+from .console import ConsoleReporter, artifact_places, use_colour
 from .events import EventsWriter
 from .json_report import JsonReportWriter
 
@@ -20,10 +20,10 @@ def build_reporters(config: RunConfig, stream: TextIO | None = None) -> list[Rep
     """The reporters of a run, in the order they are told about each event."""
     out = stream or sys.stdout
     tty = out.isatty() and os.environ.get("TERM") != "dumb"
-    color = tty and "NO_COLOR" not in os.environ
     paths = artifact_paths(config)
     return [
-        ConsoleReporter(out, color=color, live=tty, verbose=config.options.verbose),
+        ConsoleReporter(out, color=use_colour(config.options.color, tty), live=tty, verbose=config.options.verbose,
+                        artifacts=artifact_places(config)),
         EventsWriter(paths["events"]),
         JsonReportWriter(paths["report"], config.output),
         *ci_reporters(config, out),

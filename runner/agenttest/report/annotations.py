@@ -2,9 +2,10 @@
 
 The path is repository-relative, everything is escaped as `@actions/core` escapes, there are at most
 `max_annotations` lines in all (GitHub keeps 10 errors per step), the last case's saying how many more failed,
-and one closing `::error::` line for a failing run. The reporter prints nothing itself: it hands its lines to the
-run's log (`actions_log.print_commands`), which prints them once the stop-commands block that guards the run is
-resumed, since the runner ignores every command inside it.
+and one closing line for a failing run: `::error::` when the run fails the step, `::notice::` when
+`fail-on` lets it pass (`never`, or `regression` without regressions). The reporter prints nothing itself: it
+hands its lines to the run's log (`actions_log.print_commands`), which prints them once the stop-commands block
+that guards the run is resumed, since the runner ignores every command inside it.
 """
 
 from __future__ import annotations
@@ -13,12 +14,12 @@ from collections.abc import Mapping
 from typing import Any, TextIO
 
 from ..actions_log import print_commands
-from ..analysis import case_key
+from ..analysis import case_key, exit_code, run_ok
 from ..secrets import shorten
 from .base import Report, Reporter
 from .escape import workflow_command
 from .github import SourceLinks
-from .verdicts import case_title, first_reason, is_failing, verdict_lines
+from .verdicts import case_title, first_reason, is_failing, plural, verdict_lines
 
 MESSAGE_CHARS = 3000     # the runner cuts annotation messages at 4096 characters
 
@@ -26,16 +27,19 @@ MESSAGE_CHARS = 3000     # the runner cuts annotation messages at 4096 character
 class AnnotationsReporter(Reporter):
     """Hands the annotations of the finished run to the log, to be printed after the guard is resumed."""
 
-    def __init__(self, stream: TextIO, links: SourceLinks, *, max_annotations: int = 10) -> None:
+    def __init__(self, stream: TextIO, links: SourceLinks, *, max_annotations: int = 10,
+                 fail_on: str = "failure") -> None:
         self._out = stream
         self.links = links
         self.max_annotations = max_annotations
+        self.fail_on = fail_on
 
     def run_finished(self, report: Report) -> None:
-        print_commands(self._out, annotation_lines(report.data, self.links, self.max_annotations))
+        print_commands(self._out, annotation_lines(report.data, self.links, self.max_annotations, self.fail_on))
 
 
-def annotation_lines(report: Mapping[str, Any], links: SourceLinks, max_annotations: int = 10) -> list[str]:
+def annotation_lines(report: Mapping[str, Any], links: SourceLinks, max_annotations: int = 10,
+                     fail_on: str = "failure") -> list[str]:
     """The annotation lines of a report.json dict: at most `max_annotations`, the closing line included."""
     results = list(report.get("results") or [])
     regressions = _regression_keys(report)
@@ -50,8 +54,19 @@ def annotation_lines(report: Mapping[str, Any], links: SourceLinks, max_annotati
     for index, result in enumerate(annotated):
         more = hidden if index == len(annotated) - 1 else 0
         lines.append(case_annotation(result, links, more, regression=case_key(result) in regressions))
-    lines.append(workflow_command("error", closing_message(report, len(results), hidden)))
+    lines.append(workflow_command(closing_level(report, fail_on), closing_message(report, len(results), hidden)))
     return lines
+
+
+def closing_level(report: Mapping[str, Any], fail_on: str) -> str:
+    """`error` when the run fails its step, `notice` when `fail_on` lets it pass (the failures stay annotated)."""
+    if report.get("interrupted"):
+        return "error"
+    comparison = report.get("comparison")
+    regressions = len(comparison.get("regressions") or []) if isinstance(comparison, Mapping) else None
+    budget = (report.get("summary") or {}).get("budget")
+    spent = bool(budget.get("spent")) if isinstance(budget, Mapping) else False
+    return "error" if exit_code(run_ok(report), fail_on, regressions, spent=spent) else "notice"
 
 
 def case_annotation(result: Mapping[str, Any], links: SourceLinks, more: int = 0, regression: bool = False) -> str:
@@ -59,7 +74,7 @@ def case_annotation(result: Mapping[str, Any], links: SourceLinks, more: int = 0
     details = [line for line in verdict_lines(dict(result), limit=300) if line.startswith("✗")]
     message = shorten("\n".join([first_reason(dict(result)), *details]), MESSAGE_CHARS)
     if more:
-        message += f"\n(and {more} more failing cases not annotated: see the job summary or junit.xml)"
+        message += f"\n(and {plural(more, 'more failing case')} not annotated: see the job summary or junit.xml)"
     path = links.relative(result.get("file"))
     status = f"{result.get('status')}, a regression" if regression else result.get("status")
     return workflow_command("error", message, file=path, line=result.get("line") if path else None,
@@ -77,11 +92,11 @@ def closing_message(report: Mapping[str, Any], total: int, hidden: int) -> str:
     summary = report.get("summary") or {}
     parts = [f"{summary[key]} {word}" for key, word in
              (("failed", "failed"), ("errors", "errored"), ("timeouts", "timed out")) if summary.get(key)]
-    text = f"agenttest: {', '.join(parts) or 'no case failed'} of {summary.get('total', total)} cases"
+    text = f"agenttest: {', '.join(parts) or 'no case failed'} of {plural(summary.get('total', total), 'case')}"
     if report.get("interrupted"):
         text += " (interrupted: partial results)"
     if report.get("error"):
         text += f"; run error: {report['error']}"
     if hidden:
-        text += f"; {hidden} failing cases not annotated"
+        text += f"; {plural(hidden, 'failing case')} not annotated"
     return text + " (see the job summary and junit.xml)"

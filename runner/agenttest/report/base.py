@@ -12,7 +12,7 @@ from functools import cached_property
 from typing import Any, Protocol, TextIO
 
 from ..actions_log import write_line
-from ..analysis import compare, stability_summary
+from ..analysis import compare, report_pass_rate, stability_summary
 from ..cases.model import Case
 from ..results import CaseResult, Summary
 from ..usage import Usage
@@ -76,7 +76,7 @@ class Report:
         rows = [r.stability for r in self.results if r.stability is not None]
         if self.runs > 1:
             summary.update(stability_summary(rows, self.runs))
-        summary["pass_rate"] = round(self.summary.pass_rate, 2)
+        summary["pass_rate"] = report_pass_rate(self.summary.passed, self.summary.total - self.summary.skipped)
         if self.usage.roles:
             summary["usage"] = self.usage.to_dict()
         summary.update(self.spending or {})

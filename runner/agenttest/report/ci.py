@@ -1,4 +1,5 @@
-"""The CI artifacts of a run: junit.xml, summary.md (and the job summary), ctrf.json, and the annotations."""
+"""The CI artifacts of a run: junit.xml, summary.md (and the job summary), ctrf.json, the annotations and the step
+outputs."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from .base import Reporter
 from .ctrf import CtrfWriter
 from .github import SourceLinks, in_github_actions
 from .junit import JUnitWriter
+from .outputs import StepOutputsWriter, output_workspace
 from .summary import SummaryWriter
 
 
@@ -29,7 +31,8 @@ def artifact_paths(config: RunConfig) -> dict[str, Path]:
 
 def ci_reporters(config: RunConfig, stream: TextIO) -> list[Reporter]:
     """The CI reporters: junit.xml, summary.md and the job summary, ctrf.json, and the annotations (on in GitHub
-    Actions unless `--no-annotations`; printed after the run's log guard is resumed, whatever the order here)."""
+    Actions unless `--no-annotations`; printed after the run's log guard is resumed, whatever the order here), and
+    the step outputs when `$GITHUB_OUTPUT` is set."""
     paths = artifact_paths(config)
     links = SourceLinks.from_environment(config.cwd)
     annotate = in_github_actions() if config.options.annotations is None else config.options.annotations
@@ -39,6 +42,10 @@ def ci_reporters(config: RunConfig, stream: TextIO) -> list[Reporter]:
         SummaryWriter(paths["summary"], links, Path(step_summary) if step_summary else None),
         CtrfWriter(paths["ctrf"], links),
     ]
+    github_output = os.environ.get("GITHUB_OUTPUT")
+    if github_output:
+        reporters.append(StepOutputsWriter(Path(github_output), paths, output_workspace(config.cwd)))
     if annotate:
-        reporters.append(AnnotationsReporter(stream, links, max_annotations=config.options.max_annotations))
+        reporters.append(AnnotationsReporter(stream, links, max_annotations=config.options.max_annotations,
+                                             fail_on=config.options.fail_on))
     return reporters

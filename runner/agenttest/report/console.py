@@ -1,23 +1,30 @@
-"""The console: Yao's layout (header, one block per case, summary, banner); colour and a live line on a TTY only."""
+"""The console: Yao's layout (header, one block per case, summary, banner); colour on a TTY and in GitHub Actions
+logs, a live progress line on a TTY only."""
 
 from __future__ import annotations
 
+import os
 import time
+from collections.abc import Mapping
+from pathlib import Path
 from typing import Any, TextIO
 
 import click
 
 from ..actions_log import write_line
-from ..analysis import run_ok
+from ..analysis import no_case_ran, pass_rate_text, run_ok
 from ..cases.model import Case, InvalidCase
+from ..config import RunConfig
 from ..durations import format_duration, format_elapsed
 from ..results import CaseResult
 from ..secrets import mask
 from ..usage import usage_line
 from . import escape
 from .base import Report, Reporter, RunInfo
+from .ci import artifact_paths
 from .escape import to_text as to_display
-from .verdicts import comparison_line, cost_line, stability_line
+from .github import in_github_actions
+from .verdicts import comparison_line, cost_line, plural, stability_line
 
 WIDTH = 63
 PROGRESS_EVERY = 10.0   # seconds between `[Progress: …]` lines when not on a TTY
@@ -28,8 +35,10 @@ _STATUS = {"passed": ("PASSED", "green"), "failed": ("FAILED", "red"), "error": 
 class ConsoleReporter(Reporter):
     """Prints each case's lines together when it finishes (completion order), so parallel runs stay readable."""
 
-    def __init__(self, stream: TextIO, *, color: bool = False, live: bool = False, verbose: bool = False) -> None:
+    def __init__(self, stream: TextIO, *, color: bool = False, live: bool = False, verbose: bool = False,
+                 artifacts: str = "") -> None:
         self._out = stream
+        self._artifacts = artifacts
         self._color = color
         self._live = live
         self._verbose = verbose
@@ -89,7 +98,8 @@ class ConsoleReporter(Reporter):
                 self._line(f"  {label + ':':<10} {count}")
         if s.total > s.skipped:
             rate_colour = "green" if s.pass_rate == 100 else "yellow" if s.pass_rate >= 80 else "red"
-            self._line(f"  Pass Rate: {self._style(f'{s.pass_rate:.1f}%', rate_colour, bold=True)}")
+            rate = pass_rate_text(report.data["summary"].get("pass_rate"))
+            self._line(f"  Pass Rate: {self._style(f'{rate}%', rate_colour, bold=True)}")
         else:
             self._line("  Pass Rate: n/a (no case ran)")
         self._line(f"  Duration:  {format_elapsed(s.duration_ms / 1000)}")
@@ -113,10 +123,14 @@ class ConsoleReporter(Reporter):
             self._line(self._style("  Interrupted: partial results", "yellow", bold=True))
         for error in (report.error or "").split("; ") if report.error else []:
             self._line(self._style(f"  ✗ {error}", "red", bold=True))
+        if self._artifacts:
+            self._line(f"  Artifacts: {self._artifacts}")
         self._line()
         self._line("═" * WIDTH)
         if report.interrupted:
             self._line(self._style("  ⚠ INTERRUPTED: partial results", "yellow", bold=True))
+        elif no_case_ran(report.data) and run_ok(report.data):
+            self._line(self._style(f"  ○ NO TEST RAN: {plural(s.total, 'case')} skipped", "yellow", bold=True))
         elif run_ok(report.data):
             self._line(self._style("  ✨ ALL TESTS PASSED ✨", "green", bold=True))
         else:
@@ -218,6 +232,44 @@ class ConsoleReporter(Reporter):
 
     def _style(self, text: str, colour: str, bold: bool = False) -> str:
         return click.style(text, fg=colour, bold=bold) if self._color else text
+
+
+def use_colour(choice: str, terminal: bool, environ: Mapping[str, str] | None = None) -> bool:
+    """Whether the console is coloured: `--color always|never` decide; `auto` follows no-color.org (`NO_COLOR` set
+    and not empty: no colour) then force-color.org (`FORCE_COLOR` set and not empty: colour), then colours a
+    terminal and a GitHub Actions log (which renders ANSI colour)."""
+    if choice != "auto":
+        return choice == "always"
+    env = environ if environ is not None else os.environ
+    if env.get("NO_COLOR"):
+        return False
+    if env.get("FORCE_COLOR"):
+        return True
+    return terminal or in_github_actions(env)
+
+
+def artifact_places(config: RunConfig) -> str:
+    """Where the run's files go, for the summary's last line: `agenttest-results/ (report.json, junit.xml, …)`, an
+    artifact written elsewhere (`--junit`, `--summary`, `-o`) named by its own path."""
+    inside: list[str] = []
+    elsewhere: list[str] = []
+    for path in artifact_paths(config).values():
+        if path.parent == config.output_dir:
+            inside.append(path.name)
+        else:
+            elsewhere.append(_shown(path, config.cwd))
+    if config.options.output:
+        elsewhere.append(_shown(config.cwd / config.options.output, config.cwd))
+    directory = _shown(config.output_dir, config.cwd).rstrip("/") + "/"
+    return ", ".join([f"{directory} ({', '.join(inside)})" if inside else directory, *elsewhere])
+
+
+def _shown(path: Path, cwd: Path) -> str:
+    """A path relative to the working directory when it lies below it, as the user would type it."""
+    try:
+        return path.resolve().relative_to(cwd.resolve()).as_posix() or "."
+    except ValueError:
+        return str(path)
 
 
 def _runs_note(stability: dict[str, Any] | None) -> str:

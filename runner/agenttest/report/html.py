@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from ..analysis import run_ok
+from ..analysis import pass_rate_text, run_ok
 from ..durations import format_elapsed
 from .escape import html_text, preview
 from .verdicts import (
@@ -109,9 +109,9 @@ def _counts(summary: Mapping[str, Any]) -> Iterator[str]:
     yield "<table>"
     yield "<tr>" + "".join(f'<th class="n">{label}</th>' for label, _ in columns) + \
         '<th class="n">Pass rate</th><th class="n">Duration</th></tr>'
-    rate = summary.get("pass_rate")
+    rate = pass_rate_text(summary.get("pass_rate"))
     cells = "".join(f'<td class="n">{html_text(summary.get(key, 0))}</td>' for _, key in columns)
-    yield (f"<tr>{cells}<td class=\"n\">{'' if rate is None else f'{float(rate):.1f}%'}</td>"
+    yield (f"<tr>{cells}<td class=\"n\">{f'{rate}%' if rate else 'n/a'}</td>"
            f"<td class=\"n\">{format_elapsed((summary.get('duration_ms') or 0) / 1000)}</td></tr>")
     yield "</table>"
 

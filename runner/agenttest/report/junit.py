@@ -4,7 +4,7 @@ Conforms to the Jenkins xUnit plugin's `junit-10.xsd` with the optional testcase
 annotation reporters read (`shared/data/junit-10-with-location.xsd`), the profile pytest's junitxml writes:
   <testsuites name tests failures errors time>
     <testsuite name=PATH tests failures errors skipped time timestamp hostname file=PATH>
-      <properties> agenttest.version, agent, connector, runs, pass_rate </properties>
+      <properties> agenttest.version, agent, connector, runs, pass_rate </properties>   (the first suite only)
       <testcase classname=PATH.WITH.DOTS name="ID: name" time file=PATH line=1-BASED>
         <failure message=FIRST-REASON type=ASSERTION-TYPE>verdicts, input, output</failure>  (failed)
         <rerunFailure|rerunError message type><stackTrace/></…>  (--runs: the other failing runs of a failure)
@@ -25,6 +25,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path, PurePosixPath
 from typing import Any, TextIO
 
+from ..analysis import pass_rate_text
 from .artifact import FileReporter
 from .base import ReportLike
 from .escape import one_line, preview, xml_text
@@ -65,33 +66,35 @@ def render_junit(report: Mapping[str, Any], links: SourceLinks | None = None, ho
     root = _element("testsuites", name="agenttest", tests=len(results),
                     failures=_count(results, "failed"), errors=_count(results, "error", "timeout"),
                     time=_seconds(summary.get("duration_ms")))
-    for suite_name, suite_results in suites.items():
-        root.append(_suite(suite_name, suite_results, summary, metadata, hostname, links, report))
+    for index, (suite_name, suite_results) in enumerate(suites.items()):
+        root.append(_suite(suite_name, suite_results, summary, metadata, hostname, links, report, first=index == 0))
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 
 
 def _suite(name: str, results: list[dict[str, Any]], summary: Mapping[str, Any], metadata: Mapping[str, Any],
-           hostname: str, links: SourceLinks, report: Mapping[str, Any]) -> ET.Element:
+           hostname: str, links: SourceLinks, report: Mapping[str, Any], first: bool) -> ET.Element:
     skipped = _count(results, "skipped")
-    ran = len(results) - skipped
     suite = _element("testsuite", name=name, tests=len(results), failures=_count(results, "failed"),
                      errors=_count(results, "error", "timeout"), skipped=skipped,
                      time=_seconds(sum(r.get("duration_ms") or 0 for r in results)),
                      timestamp=metadata.get("started_at"), hostname=hostname,
                      file=name if results and results[0].get("file") else None)
-    properties = ET.SubElement(suite, "properties")
-    values = {
-        "agenttest.version": metadata.get("version"),
-        "agent": summary.get("agent_id"),
-        "connector": summary.get("connector"),
-        "runs": summary.get("runs_per_case", 1),
-        "pass_rate": f"{100.0 * _count(results, 'passed') / ran:.1f}" if ran else "0.0",
-        "interrupted": "true" if report.get("interrupted") else None,
-    }
-    for key, value in values.items():
-        if value not in (None, ""):
-            properties.append(_element("property", name=key, value=value))
+    # The run's properties, once: readers such as xunitparser keep one property set for the whole file and
+    # refuse a name seen twice.
+    if first:
+        properties = ET.SubElement(suite, "properties")
+        values = {
+            "agenttest.version": metadata.get("version"),
+            "agent": summary.get("agent_id"),
+            "connector": summary.get("connector"),
+            "runs": summary.get("runs_per_case", 1),
+            "pass_rate": pass_rate_text(summary.get("pass_rate")),
+            "interrupted": "true" if report.get("interrupted") else None,
+        }
+        for key, value in values.items():
+            if value not in (None, ""):
+                properties.append(_element("property", name=key, value=value))
 
     classname = _classname(name)
     seen: set[str] = set()
@@ -112,10 +115,12 @@ def _testcase(result: dict[str, Any], classname: str, seen: set[str], links: Sou
     status = result.get("status")
     reruns = _other_failed_runs(result)
     if status == "failed":
-        _append_text(case, "failure", failure_body(result), message=first_reason(result), type=failure_type(result))
+        _append_text(case, "failure", failure_body(result, path=links.display(result.get("file"))),
+                     message=first_reason(result), type=failure_type(result))
         _append_runs(case, reruns, "rerunFailure", "rerunError")
     elif status in ("error", "timeout"):
-        _append_text(case, "error", failure_body(result), message=first_reason(result), type=failure_type(result))
+        _append_text(case, "error", failure_body(result, path=links.display(result.get("file"))),
+                     message=first_reason(result), type=failure_type(result))
         _append_runs(case, reruns, "rerunFailure", "rerunError")
     elif status == "skipped":
         case.append(_element("skipped", message=one_line(result.get("error") or "skipped", 500)))

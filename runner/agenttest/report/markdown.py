@@ -15,7 +15,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..analysis import run_ok
+from ..analysis import no_case_ran, pass_rate_text, run_ok
 from ..durations import format_elapsed
 from ..usage import usage_line
 from .escape import md_block, md_code, md_html, md_text, preview, to_text
@@ -28,10 +28,12 @@ from .verdicts import (
     comparison_line,
     cost_line,
     first_reason,
+    human_time,
     is_dynamic,
     is_failing,
     missing_checkpoints,
     never_ran,
+    plural,
     stability_line,
     tool_call_lines,
     transcript,
@@ -117,7 +119,9 @@ def _cut(head: list[str], rows: list[str], footer: list[str], max_bytes: int) ->
             shown += 1
     tail = [""]
     if shown < len(rows):
-        tail += [f"**{len(rows) - shown} more failing cases are not shown** to fit GitHub's 1 MiB job-summary "
+        hidden = len(rows) - shown
+        verb = "is" if hidden == 1 else "are"
+        tail += [f"**{plural(hidden, 'more failing case')} {verb} not shown** to fit GitHub's 1 MiB job-summary "
                  "limit; see `report.json` or `junit.xml`.", ""]
     tail += ["> Failure details are left out to fit GitHub's 1 MiB job-summary limit.", "", *footer]
     budget.limit = max_bytes
@@ -170,13 +174,13 @@ def _header(report: Mapping[str, Any], links: SourceLinks) -> Iterator[str]:
                                          (timeouts, "timed out")) if n]
     if report.get("interrupted"):
         ran = sum(1 for result in results if not never_ran(result))
-        icon, verdict = "⚠️", f"interrupted after {ran} of {total} cases"
+        icon, verdict = "⚠️", f"interrupted after {ran} of {plural(total, 'case')}"
     elif not run_ok(report):
         budget = summary.get("budget") if isinstance(summary.get("budget"), Mapping) else {}
         icon, verdict = "❌", ", ".join(bad) or ("budget spent" if budget.get("spent") else "run error")
         verdict += f" — {passed} of {total} passed"
-    elif not passed:
-        icon, verdict = "✅", "no case failed" if total else "no case ran"
+    elif no_case_ran(report):
+        icon, verdict = "⏭️", "no case ran"
     else:
         icon, verdict = "✅", (f"all {passed} cases passed" if passed > 1 else "the one case passed") \
             if passed == total else f"{passed} of {total} passed"
@@ -194,7 +198,7 @@ def _header(report: Mapping[str, Any], links: SourceLinks) -> Iterator[str]:
                      + (f" and {len(names) - 10} more" if len(names) > 10 else ""))
     started = (report.get("metadata") or {}).get("started_at")
     if started:
-        facts.append(f"**Started** {md_text(started)}")
+        facts.append(f"**Started** {md_text(human_time(started))}")
     yield " · ".join(facts)
     yield ""
     usage = summary.get("usage")
@@ -216,12 +220,12 @@ def _header(report: Mapping[str, Any], links: SourceLinks) -> Iterator[str]:
 
 
 def _counts(summary: Mapping[str, Any]) -> Iterator[str]:
-    rate = summary.get("pass_rate")
+    rate = pass_rate_text(summary.get("pass_rate"))
     yield "| Total | ✅ Passed | ❌ Failed | 🔥 Errors | ⏱️ Timeouts | ⏭️ Skipped | Pass rate | Duration |"
     yield "|---:|---:|---:|---:|---:|---:|---:|---:|"
     yield (f"| {summary.get('total', 0)} | {summary.get('passed', 0)} | {summary.get('failed', 0)} "
            f"| {summary.get('errors', 0)} | {summary.get('timeouts', 0)} | {summary.get('skipped', 0)} "
-           f"| {'' if rate is None else f'{float(rate):.1f}%'} "
+           f"| {f'{rate}%' if rate else 'n/a'} "
            f"| {format_elapsed((summary.get('duration_ms') or 0) / 1000)} |")
     yield ""
 
@@ -275,7 +279,7 @@ def _failure_details(result: Mapping[str, Any], links: SourceLinks, chars: int) 
     icon = STATUS_ICONS.get(result.get("status"), "")
     title = md_html(case_title(result))
     yield "<details>"
-    yield f"<summary>{icon} <code>{title}</code> — {md_html(first_reason(result))}</summary>"
+    yield f"<summary>{icon} <code>{title}</code> ({md_html(result.get('status'))})</summary>"
     yield ""
     where = _location(result, links)
     if where:

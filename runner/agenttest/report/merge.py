@@ -11,12 +11,12 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ..actions_log import write_line
-from ..analysis import compare, stability_summary
+from ..analysis import compare, report_pass_rate, stability_summary
 from ..errors import UsageError
 from ..options import shard_of
 from ..results import Summary
 from ..usage import Usage
-from .verdicts import comparison_line
+from .verdicts import comparison_line, plural
 
 STATUSES = ("passed", "failed", "error", "timeout", "skipped")
 
@@ -180,7 +180,7 @@ def _summary(reports: Sequence[tuple[str, Mapping[str, Any]]], results: list[dic
     if summary["runs_per_case"] > 1:
         rows = [r["stability"] for r in results if isinstance(r.get("stability"), dict)]
         summary.update(stability_summary(rows, summary["runs_per_case"]))
-    summary["pass_rate"] = round(counts.pass_rate, 2)
+    summary["pass_rate"] = report_pass_rate(counts.passed, counts.total - counts.skipped)
     usage = Usage.total(report["summary"].get("usage") for _, report in reports)
     if usage.roles:
         summary["usage"] = usage.to_dict()
@@ -234,8 +234,8 @@ def merge_command(paths: list[Path], output_dir: Path, baseline: Path | None, fa
         except Exception as exc:         # one broken artifact must not cost the others
             writer.problem(f"{type(writer).__name__} failed: {type(exc).__name__}: {exc}")
     summary = merged["summary"]
-    write_line(out, f"Merged {len(reports)} shards into {output_dir}: {summary['total']} cases, "
-                    f"{summary['passed']} passed, {summary['failed']} failed, {summary['errors']} errors, "
+    write_line(out, f"Merged {plural(len(reports), 'shard')} into {output_dir}: {plural(summary['total'], 'case')}, "
+                    f"{summary['passed']} passed, {summary['failed']} failed, {plural(summary['errors'], 'error')}, "
                     f"{summary['timeouts']} timed out, {summary['skipped']} skipped")
     comparison = merged.get("comparison")
     if comparison:

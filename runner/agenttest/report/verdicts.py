@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from typing import Any
 
 from .escape import one_line, preview, to_text
@@ -15,6 +16,22 @@ from .escape import one_line, preview, to_text
 FAILING = ("failed", "error", "timeout")
 STATUS_ICONS = {"passed": "✅", "failed": "❌", "error": "🔥", "timeout": "⏱️", "skipped": "⏭️"}
 PREVIEW_CHARS = 2000
+
+
+def plural(count: int, word: str, words: str | None = None) -> str:
+    """`1 case`, `3 cases` (`words` for an irregular plural)."""
+    return f"{count} {word if count == 1 else words or word + 's'}"
+
+
+def human_time(stamp: str) -> str:
+    """An RFC 3339 time as a reader wants it: `2026-01-05 14:03:07 UTC`; the text as given when it is no time."""
+    try:
+        moment = datetime.fromisoformat(stamp)
+    except (TypeError, ValueError):
+        return str(stamp)
+    if moment.tzinfo is None:
+        return moment.strftime("%Y-%m-%d %H:%M:%S")
+    return moment.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
 def is_failing(result: dict[str, Any]) -> bool:
@@ -191,8 +208,9 @@ def _turn_lines(turns: Iterable[Any], limit: int) -> list[str]:
     return lines
 
 
-def failure_body(result: dict[str, Any], limit: int = PREVIEW_CHARS) -> str:
-    """Every assertion verdict, then the input and output previews (and tool calls): the text of a JUnit failure."""
+def failure_body(result: dict[str, Any], limit: int = PREVIEW_CHARS, path: str | None = None) -> str:
+    """Every assertion verdict, then the input and output previews (and tool calls): the text of a JUnit failure,
+    ending `At: FILE:LINE` with `path`, the suite file as the other artifacts name it (repository-relative)."""
     parts = []
     verdicts = verdict_lines(result)
     if verdicts:
@@ -212,7 +230,7 @@ def failure_body(result: dict[str, Any], limit: int = PREVIEW_CHARS) -> str:
     if tools:
         parts.append("Tool calls:\n" + "\n".join(f"  {line}" for line in tools))
     if result.get("file"):
-        parts.append(f"At: {result['file']}:{result.get('line')}")
+        parts.append(f"At: {path or result['file']}:{result.get('line')}")
     return "\n\n".join(parts)
 
 
