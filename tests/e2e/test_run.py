@@ -371,6 +371,30 @@ def test_missing_input_file_and_unknown_agent_exit_2(project: Project) -> None:
     assert "agent 'ecko' is not defined" in unknown.stderr and "did you mean 'echo'" in unknown.stderr
 
 
+@pytest.mark.parametrize(("typed", "hint"), [
+    ("tests/agnets/", "(did you mean tests/agents/?)"),
+    ("./basic", "(did you mean tests/agents/basic.jsonl?)"),
+    ("tests/agents/*.josnl", "(did you mean tests/agents/basic.jsonl or tests/agents/?)"),
+    ("tests\\agents\\basic", "(did you mean tests/agents/basic.jsonl or tests/agents/?)"),
+])
+@pytest.mark.parametrize("command", ["run", "validate", "action"])
+def test_a_mistyped_path_never_passes_as_a_chat_message(project: Project, typed: str, hint: str,
+                                                         command: str) -> None:
+    """SPEC §2: a value with `/`, `\\`, a glob character or a suite ending is a path; missing, it is exit 2 with
+    the nearest suites — never a message with no assertions that passes."""
+    project.suite("tests/agents/basic.jsonl", {"id": "a", "input": "hi"})
+    calls = project.root / "calls.txt"
+    env = {"AGENT_CALLS_FILE": str(calls)}
+    if command == "action":
+        env.update(INPUT_INPUT=typed, GITHUB_WORKSPACE=str(project.root))
+        run = project.run("action", env=env)
+    else:
+        run = project.run(*([command] if command == "validate" else []), "-i", typed, env=env)
+    assert run.code == 2, run.stdout + run.stderr
+    assert f"-i {typed}: no such file or directory {hint}" in run.stdout + run.stderr   # the Action's ::error::
+    assert not calls.exists() and "PASSED" not in run.stdout
+
+
 
 def test_lone_surrogates_and_odd_characters_in_agent_output(project: Project) -> None:
     project.write("odd_agent.py", """
