@@ -83,7 +83,7 @@ def _suite(name: str, results: list[dict[str, Any]], summary: Mapping[str, Any],
     properties = ET.SubElement(suite, "properties")
     values = {
         "agenttest.version": metadata.get("version"),
-        "agent": summary.get("agent_id"),
+        "agent": next((r["agent_id"] for r in results if r.get("agent_id")), summary.get("agent_id")),
         "connector": summary.get("connector"),
         "runs": summary.get("runs_per_case", 1),
         "pass_rate": f"{100.0 * _count(results, 'passed') / ran:.1f}" if ran else "0.0",
