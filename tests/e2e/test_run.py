@@ -67,7 +67,7 @@ def test_results_and_artifacts(project: Project) -> None:
     fail = run.result("fail")
     assert fail["error"] == "output does not contain 'nope'"
     assert [a["passed"] for a in fail["assertions"]] == [False, True]
-    assert run.result("err")["error"] == "agent error: agent raised RuntimeError: agent exploded"
+    assert run.result("err")["error"] == "agent error: agent raised RuntimeError at echo_agent.py:12: agent exploded"
     assert run.result("err")["error_kind"] == "agent"
     assert run.result("pass")["usage"] == {"prompt_tokens": 3, "completion_tokens": 2}
     assert run.result("pass")["line"] == 1 and run.result("skip")["line"] == 4
@@ -286,7 +286,8 @@ def test_hooks_before_after_and_globals(project: Project) -> None:
     assert ["After", "three", "error", None] in entries
     assert entries[-1] == ["AfterAll", ["passed", "failed", "error", "error"], {"db": "ready"}]
     three, four = run.result("three"), run.result("four")
-    assert three["error"] == "before hook: hook env_test.BrokenBefore failed: ValueError: database is down"
+    assert three["error"] == ("before hook: hook env_test.BrokenBefore failed: ValueError at env_test.py:17: "
+                               "database is down")
     assert three["error_kind"] == four["error_kind"] == "hook"
     assert "no missing_test.py found" in four["error"]
     assert run.code == 1
@@ -301,8 +302,9 @@ def test_before_all_failure_exits_2_and_still_reports(project: Project) -> None:
     project.suite("suite.jsonl", {"id": "a", "input": "hi"})
     run = project.run("-i", "suite.jsonl", "--before", "env_test.BeforeAll", env={"AGENT_CALLS_FILE": str(calls)})
     assert run.code == 2
-    assert "  ✗ BeforeAll: hook env_test.BeforeAll failed: RuntimeError: no database" in run.stdout.splitlines()
-    assert run.report["error"] == "BeforeAll: hook env_test.BeforeAll failed: RuntimeError: no database"
+    failed = "BeforeAll: hook env_test.BeforeAll failed: RuntimeError at env_test.py:2: no database"
+    assert f"  ✗ {failed}" in run.stdout.splitlines()
+    assert run.report["error"] == failed
     assert run.report["results"][0]["status"] == "skipped"
     assert run.report["results"][0]["error"] == "not run: BeforeAll failed"
     assert not calls.exists()

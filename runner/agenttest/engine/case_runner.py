@@ -17,6 +17,7 @@ from ..durations import format_duration
 from ..errors import AgentCallError, HookError
 from ..results import CaseResult, Status
 from ..usage import Usage
+from ..user_errors import collecting
 from .context import RunContext
 from .hooks import Hooks
 
@@ -87,6 +88,15 @@ class CaseRunner:
         self.services = services
 
     async def run(self, case: Case, run: int = 1) -> CaseResult:
+        """The case's result; the tracebacks of the user code (agent, hooks, scripts) that raised on the way are
+        kept in its `trace.traceback`."""
+        with collecting() as tracebacks:
+            result = await self._run(case, run)
+        if tracebacks:
+            result.trace = {**(result.trace or {}), "traceback": "\n\n".join(dict.fromkeys(tracebacks))}
+        return result
+
+    async def _run(self, case: Case, run: int) -> CaseResult:
         started = time.monotonic()
         result = base_result(case)
         if case.skip is not None:

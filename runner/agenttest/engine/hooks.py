@@ -9,6 +9,7 @@ from typing import Any
 from ..errors import HookError
 from ..refs import resolve_callable
 from ..threads import call_user
+from ..user_errors import describe
 from ..workspace import git_root
 
 
@@ -36,7 +37,7 @@ class Hooks:
         try:
             returned = await call_user(func, *args)
         except Exception as exc:
-            raise HookError(f"hook {ref} failed: {type(exc).__name__}: {exc}") from exc
+            raise HookError(f"hook {ref} failed: {describe(exc)}") from exc
         if isinstance(returned, dict) and "data" in returned:
             return returned["data"]
         return returned

@@ -12,6 +12,7 @@ from .ci import artifact_paths, ci_reporters
 from .console import ConsoleReporter
 from .events import EventsWriter
 from .json_report import JsonReportWriter
+from .tracebacks import TracebackPrinter
 
 __all__ = ["Report", "Reporter", "RunInfo", "build_reporters"]
 
@@ -24,6 +25,7 @@ def build_reporters(config: RunConfig, stream: TextIO | None = None) -> list[Rep
     paths = artifact_paths(config)
     return [
         ConsoleReporter(out, color=color, live=tty, verbose=config.options.verbose),
+        *([TracebackPrinter(out)] if config.options.verbose else []),
         EventsWriter(paths["events"]),
         JsonReportWriter(paths["report"], config.output),
         *ci_reporters(config, out),
