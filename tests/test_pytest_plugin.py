@@ -141,7 +141,7 @@ def test_sync_tests_call_agents_and_judge_them(project: pytest.Pytester, agent_s
                                  ">*raise RuntimeError(\"the agent exploded\")", "*", "local_agent.py:4: RuntimeError",
                                  "*direct cause*", "*", "    def test_python_agent_that_raises(agent):",
                                  ">*agent(\"assistants.local\").call(\"boom\")",
-                                 "E*AgentCallError: agent raised RuntimeError: the agent exploded"])
+                                 "E*AgentCallError: agent raised RuntimeError at local_agent.py:4: the agent exploded"])
     result.stdout.fnmatch_lines(["*agent 'assistants.ecko' is not defined in *agenttest.yaml "
                                  "(did you mean 'assistants.echo'?)"])
     assert "runner/agenttest" not in output and "During handling" not in output      # the user's frames only

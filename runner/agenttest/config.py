@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .cases.model import Case, InvalidCase
 from .cases.sources import existing_path
 from .options import RunOptions, merge_options
 from .project import ProjectConfig, find_config, load_project
@@ -46,6 +47,25 @@ class RunConfig:
     def timeout(self) -> float:
         return self.options.timeout_seconds
 
+    def target_of(self, file: str | None) -> tuple[str | None, Path | None]:
+        """The agent a suite file's cases test, and the directory where their hooks are looked up after the
+        suite's own: `-n`/`defaults.name` tests every case, else each file's agent comes from its path (Yao's
+        `assistants/<name>/tests/…`), else the run's agent. The directory is the path's agent directory (with `-n`
+        too: Yao's hooks live there), else the config's."""
+        derived = suite_agent(self.cwd / file) if file else None
+        agent_id = self.options.name or (derived[0] if derived else None) or self.agent_id
+        default_dir = self.project.directory if self.project.path else None
+        return agent_id, derived[1] if derived else default_dir
+
+    def assign_targets(self, entries: list[Case | InvalidCase]) -> list[str]:
+        """Set each entry's target (and each case's agent directory); return the targets, each once, in order."""
+        for entry in entries:
+            agent_id, directory = self.target_of(entry.file)
+            entry.target = agent_id
+            if isinstance(entry, Case):
+                entry.agent_dir = directory
+        return list(dict.fromkeys(e.target for e in entries if isinstance(e, Case) and e.target))
+
     def reported_options(self) -> dict[str, Any]:
         """The options as the report's metadata shows them: the inputs, and every option that has a value."""
         return {"input": self.inputs, **self.options.model_dump(exclude_none=True)}
@@ -76,18 +96,28 @@ def derive_agent_id(path: Path) -> str | None:
     return ".".join(after) or None
 
 
+def suite_agent(path: Path) -> tuple[str, Path] | None:
+    """The agent a suite under `assistants/` tests, by Yao's rule, and its directory (`assistants/<name>/`, above
+    the suite's `tests/`); None for a suite elsewhere."""
+    agent_id = derive_agent_id(path)
+    if agent_id is None:
+        return None
+    return agent_id, path.parent.parent if path.parent.name == "tests" else path.parent
+
+
 def _target_agent(name: str | None, inputs: list[str], project: ProjectConfig,
                   cwd: Path) -> tuple[str | None, str | None]:
-    """`-n`/`defaults.name`, else derived from an `assistants/…` suite path (however it is spelled: the resolved
-    path counts), else the config's only agent. The agent path is relative to `cwd` when inside it."""
+    """The run's agent: `-n`/`defaults.name`, else derived from the first `assistants/…` suite path (however it is
+    spelled: the resolved path counts), else the config's only agent. The agent path is relative to `cwd` when
+    inside it. Each file's own agent is `RunConfig.target_of`."""
     if name:
         return name, None
     for value in inputs:
         suite = existing_path(cwd / value)
-        derived = derive_agent_id(suite) if suite is not None else None
-        if suite is not None and derived:
-            directory = suite.parent.parent if suite.parent.name == "tests" else suite.parent
-            return derived, str(directory.relative_to(cwd) if directory.is_relative_to(cwd) else directory)
+        derived = suite_agent(suite) if suite is not None else None
+        if derived is not None:
+            agent_id, directory = derived
+            return agent_id, str(directory.relative_to(cwd) if directory.is_relative_to(cwd) else directory)
     if len(project.agents) == 1:
         return next(iter(project.agents)), None
     return None, None

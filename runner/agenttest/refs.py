@@ -11,6 +11,7 @@ from types import ModuleType
 from typing import Any
 
 from .errors import HookError
+from .user_errors import describe
 from .workspace import UnsafePath, checked_file
 
 _MODULES: dict[Path, ModuleType] = {}
@@ -65,7 +66,7 @@ def _load(path: Path) -> ModuleType:
         spec.loader.exec_module(module)
     except (Exception, SystemExit) as exc:   # a file that runs argparse or sys.exit on import is a bad reference
         sys.modules.pop(name, None)
-        raise HookError(f"loading {path} failed: {type(exc).__name__}: {exc}") from exc
+        raise HookError(f"loading {path} failed: {describe(exc)}") from exc
     finally:
         sys.path.remove(str(path.parent))
     _MODULES[path] = module

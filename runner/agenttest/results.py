@@ -39,6 +39,7 @@ class CaseResult:
     runs: list[dict[str, Any]] | None = None        # with --runs: each run's status, duration and error
     stability: dict[str, Any] | None = None         # with --runs: pass rate, class, flaky, durations
     position: int | None = None                     # with --shard: the case's place in the whole suite
+    agent_id: str | None = None                     # the agent under test (one run may test several)
 
     def bound(self) -> None:
         """Keep only what artifacts store of each value (`bounds.stored`), once the assertions have seen the whole
@@ -85,6 +86,8 @@ class CaseResult:
                 out[key] = value
         out["file"] = self.file
         out["line"] = self.line
+        if self.agent_id:
+            out["agent_id"] = self.agent_id
         if self.source:
             out["source"] = self.source
         out["assertions"] = [a.to_dict() for a in self.assertions]

@@ -14,6 +14,8 @@ import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from .user_errors import record
+
 T = TypeVar("T")
 
 
@@ -23,7 +25,8 @@ async def call_user(func: Callable[..., Any], *args: Any) -> Any:
     Only as many of `args` are passed as the function takes positionally. A sync function runs in a daemon thread,
     so it neither blocks the other cases nor escapes the case's timeout. `sys.exit`, `KeyboardInterrupt` and other
     non-`Exception` escapes become a RuntimeError, so user code can fail a case but never end the run; cancellation
-    of the calling task (a timeout, Ctrl-C) still propagates.
+    of the calling task (a timeout, Ctrl-C) still propagates. What the function raised is recorded for the case's
+    report (`user_errors.record`); `user_errors.describe` says where in the user's code it was raised.
     """
     args = args[:_arity(func, len(args))]
     try:
@@ -37,9 +40,11 @@ async def call_user(func: Callable[..., Any], *args: Any) -> Any:
         if _being_cancelled():
             raise
         raise RuntimeError(_escape_message(exc)) from exc
-    except Exception:
+    except Exception as exc:
+        record(exc)
         raise
     except BaseException as exc:
+        record(exc)
         raise RuntimeError(_escape_message(exc)) from exc
     return result
 

@@ -71,16 +71,18 @@ def test_sync_agents_run_in_a_thread_async_ones_are_awaited(agent: Make) -> None
 
 
 @pytest.mark.parametrize(("function", "message"), [
-    ("exits", "agent raised RuntimeError: called sys.exit('x')"),
-    ("async_exits", "agent raised RuntimeError: called sys.exit(5)"),
-    ("interrupted", "agent raised RuntimeError: raised KeyboardInterrupt"),
-    ("raises", "agent raised ValueError: no such expense"),
+    ("exits", "agent raised RuntimeError at {file}:15: called sys.exit('x')"),
+    ("async_exits", "agent raised RuntimeError at {file}:18: called sys.exit(5)"),
+    ("interrupted", "agent raised RuntimeError at {file}:21: raised KeyboardInterrupt"),
+    ("raises", "agent raised ValueError at {file}:24: no such expense"),
     ("forgets_to_return", "agent returned None: return the reply (a string or a response object)"),
 ])
-def test_whatever_the_agent_raises_is_an_agent_error(agent: Make, function: str, message: str) -> None:
+def test_whatever_the_agent_raises_is_an_agent_error_naming_the_line(agent: Make, tmp_path: Path, function: str,
+                                                                     message: str) -> None:
     with pytest.raises(AgentCallError) as caught:
         call_one(agent(function))
-    assert (caught.value.message, caught.value.kind) == (message, "agent")
+    file = tmp_path / f"pyagent_{tmp_path.name.replace('-', '_')}.py"
+    assert (caught.value.message, caught.value.kind) == (message.format(file=file), "agent")
 
 
 def test_a_slow_sync_agent_is_stopped_by_the_timeout(agent: Make) -> None:
@@ -97,5 +99,5 @@ def test_a_slow_sync_agent_is_stopped_by_the_timeout(agent: Make) -> None:
 
 def test_a_module_that_exits_on_import_is_a_config_error(tmp_path: Path) -> None:
     (tmp_path / "argparse_agent.py").write_text("import argparse\nargparse.ArgumentParser().parse_args(['--x'])\n")
-    with pytest.raises(ConfigError, match=r"cannot import 'argparse_agent': SystemExit: 2"):
+    with pytest.raises(ConfigError, match=r"cannot import 'argparse_agent': SystemExit at .*argparse_agent.py:2: 2"):
         make_agent("python", tmp_path, callable="argparse_agent:respond")

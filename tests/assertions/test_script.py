@@ -112,13 +112,14 @@ def test_use_form_and_src_directory(check: Check, suite_dir: Path) -> None:
     ("checks.string_pass", "script checks.string_pass returned an object without a boolean 'pass'"),
     ("checks.returns_number", 'script returned unexpected type: int (expected a bool or {"pass": bool, '
                               '"message": str})'),
-    ("checks.raises", "script execution failed: checks.raises raised ValueError: bad output"),
+    ("checks.raises", "script execution failed: checks.raises raised ValueError at {dir}/checks.py:26: bad output"),
     ("checks.blank_message", "script assertion failed"),
-    ("checks.exits", "script execution failed: checks.exits raised RuntimeError: called sys.exit('x')"),
+    ("checks.exits", "script execution failed: checks.exits raised RuntimeError at {dir}/checks.py:32: "
+                     "called sys.exit('x')"),
 ])
 def test_failures_explain_themselves(check: Check, suite_dir: Path, ref: str, message: str) -> None:
     result = run(check, suite_dir, ref)
-    assert (result.passed, result.message) == (False, message)
+    assert (result.passed, result.message) == (False, message.replace("{dir}", str(suite_dir)))
 
 
 def test_a_sync_script_runs_in_its_own_thread(check: Check, suite_dir: Path) -> None:

@@ -74,16 +74,36 @@ def test_glob_is_sorted_and_recursive(repo: Path, load: Load) -> None:
 
 
 def test_glob_matching_nothing_is_a_usage_error(load: Load) -> None:
-    with pytest.raises(UsageError, match=r"^-i tests/\*\*/\*\.jsonl: the pattern matches no file$"):
+    with pytest.raises(UsageError, match=r"^-i tests/\*\*/\*\.jsonl: no such file or directory$"):
         load("tests/**/*.jsonl")
 
 
 def test_missing_suite_file_is_a_usage_error_naming_it(load: Load) -> None:
     with pytest.raises(UsageError) as caught:
         load("tests/missing.jsonl")
-    assert str(caught.value) == "-i tests/missing.jsonl: file not found"
-    with pytest.raises(UsageError, match=r"-i cases\.JSON: file not found"):
+    assert str(caught.value) == "-i tests/missing.jsonl: no such file or directory"
+    with pytest.raises(UsageError, match=r"-i cases\.JSON: no such file or directory"):
         load("cases.JSON")
+
+
+@pytest.mark.parametrize(("value", "hint"), [
+    ("tests/agnets/", " (did you mean tests/agents/?)"),
+    ("./basic", " (did you mean tests/agents/basic.jsonl?)"),
+    ("tests\\agents\\basics.jsonl", " (did you mean tests/agents/basic.jsonl or tests/agents/?)"),
+    ("tests/*.yaml", " (suites here: other.jsonl, tests/agents/basic.jsonl)"),
+    ("x/zzzzzzzzzz", " (suites here: other.jsonl, tests/agents/basic.jsonl)"),
+    ("What?", " (suites here: other.jsonl, tests/agents/basic.jsonl)"),
+    ("2*3", " (suites here: other.jsonl, tests/agents/basic.jsonl)"),
+    ("tests/missing.txt", " (suites here: other.jsonl, tests/agents/basic.jsonl)"),
+    ("look at a/b? please", " (suites here: other.jsonl, tests/agents/basic.jsonl)"),
+])
+def test_a_value_that_looks_like_a_path_is_one_and_missing_names_the_nearest_suites(
+        repo: Path, load: Load, value: str, hint: str) -> None:
+    write(repo / "tests/agents/basic.jsonl", jsonl({"id": "A", "input": "x"}))
+    write(repo / "other.jsonl", jsonl({"id": "B", "input": "x"}))
+    with pytest.raises(UsageError) as caught:
+        load(value)
+    assert str(caught.value) == f"-i {value}: no such file or directory{hint}"
 
 
 def test_generator_inputs_are_kept_in_input_order_with_typed_parameters(load: Load, tmp_path: Path) -> None:
@@ -121,8 +141,7 @@ def test_usage_errors_come_before_any_loading(repo: Path, load: Load) -> None:
         load("a.jsonl", "missing.jsonl")
 
 
-@pytest.mark.parametrize("text", ["Hello, how are you?", "What?", "2*3", "tests/missing.txt",
-                                  "look at a/b? please", "x" * 5000, "nul\x00byte"])
+@pytest.mark.parametrize("text", ["Hello, how are you?", "What is 2*3?", "basic", "x" * 5000, "nul\x00byte"])
 def test_anything_else_is_a_direct_message(repo: Path, load: Load, text: str) -> None:
     [case] = load(text).entries
     assert isinstance(case, Case)

@@ -217,7 +217,8 @@ def test_the_ways_a_conversation_fails(project: Project, brain: tuple[HelperBrai
         "goal-early": ("failed", None, "simulator signaled goal achieved but not all required checkpoints "
                                        "reached: refund"),
         "ran-out": ("failed", None, "scripted simulator ran out of replies after 2 turns without reaching: refund"),
-        "boom": ("error", "agent", "agent error at turn 2: agent raised RuntimeError: agent exploded")}
+        "boom": ("error", "agent", "agent error at turn 2: agent raised RuntimeError at echo_agent.py:9: "
+                                    "agent exploded")}
     assert result.result("max-turns")["metadata"]["total_turns"] == 3
     assert result.result("goal-early")["metadata"]["ended"] == {"turn": 3, "goal_achieved": True,
                                                                 "reasoning": "turn 3"}

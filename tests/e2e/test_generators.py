@@ -164,8 +164,8 @@ def test_a_script_generator_gets_the_target_and_its_parameters(project: Project,
     outcome = {r["id"]: (r["status"], r.get("error_kind"), r.get("error")) for r in result.report["results"]}
     assert outcome == {
         "echo-0": ("passed", None, None), "echo-1": ("passed", None, None),
-        "scripts:gen.broken": ("error", "generator", "generator scripts:gen.broken: gen.broken raised ValueError: "
-                                                     "no cases today"),
+        "scripts:gen.broken": ("error", "generator", "generator scripts:gen.broken: gen.broken raised ValueError at "
+                                                     "gen.py:6: no cases today"),
         "scripts:gen.nothing": ("error", "generator", "generator scripts:gen.nothing: what it returned holds no "
                                                       "test cases (an array, or an object with 'cases'): 42")}
     missing = run(project, brain[1], "-i", "scripts:gen.nope")

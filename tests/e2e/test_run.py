@@ -67,7 +67,7 @@ def test_results_and_artifacts(project: Project) -> None:
     fail = run.result("fail")
     assert fail["error"] == "output does not contain 'nope'"
     assert [a["passed"] for a in fail["assertions"]] == [False, True]
-    assert run.result("err")["error"] == "agent error: agent raised RuntimeError: agent exploded"
+    assert run.result("err")["error"] == "agent error: agent raised RuntimeError at echo_agent.py:12: agent exploded"
     assert run.result("err")["error_kind"] == "agent"
     assert run.result("pass")["usage"] == {"prompt_tokens": 3, "completion_tokens": 2}
     assert run.result("pass")["line"] == 1 and run.result("skip")["line"] == 4
@@ -286,7 +286,8 @@ def test_hooks_before_after_and_globals(project: Project) -> None:
     assert ["After", "three", "error", None] in entries
     assert entries[-1] == ["AfterAll", ["passed", "failed", "error", "error"], {"db": "ready"}]
     three, four = run.result("three"), run.result("four")
-    assert three["error"] == "before hook: hook env_test.BrokenBefore failed: ValueError: database is down"
+    assert three["error"] == ("before hook: hook env_test.BrokenBefore failed: ValueError at env_test.py:17: "
+                               "database is down")
     assert three["error_kind"] == four["error_kind"] == "hook"
     assert "no missing_test.py found" in four["error"]
     assert run.code == 1
@@ -301,8 +302,9 @@ def test_before_all_failure_exits_2_and_still_reports(project: Project) -> None:
     project.suite("suite.jsonl", {"id": "a", "input": "hi"})
     run = project.run("-i", "suite.jsonl", "--before", "env_test.BeforeAll", env={"AGENT_CALLS_FILE": str(calls)})
     assert run.code == 2
-    assert "  ✗ BeforeAll: hook env_test.BeforeAll failed: RuntimeError: no database" in run.stdout.splitlines()
-    assert run.report["error"] == "BeforeAll: hook env_test.BeforeAll failed: RuntimeError: no database"
+    failed = "BeforeAll: hook env_test.BeforeAll failed: RuntimeError at env_test.py:2: no database"
+    assert f"  ✗ {failed}" in run.stdout.splitlines()
+    assert run.report["error"] == failed
     assert run.report["results"][0]["status"] == "skipped"
     assert run.report["results"][0]["error"] == "not run: BeforeAll failed"
     assert not calls.exists()
@@ -408,6 +410,30 @@ def test_missing_input_file_and_unknown_agent_exit_2(project: Project) -> None:
     unknown = project.run("-i", "suite.jsonl", "-n", "ecko")
     assert unknown.code == 2
     assert "agent 'ecko' is not defined" in unknown.stderr and "did you mean 'echo'" in unknown.stderr
+
+
+@pytest.mark.parametrize(("typed", "hint"), [
+    ("tests/agnets/", "(did you mean tests/agents/?)"),
+    ("./basic", "(did you mean tests/agents/basic.jsonl?)"),
+    ("tests/agents/*.josnl", "(did you mean tests/agents/basic.jsonl or tests/agents/?)"),
+    ("tests\\agents\\basic", "(did you mean tests/agents/basic.jsonl or tests/agents/?)"),
+])
+@pytest.mark.parametrize("command", ["run", "validate", "action"])
+def test_a_mistyped_path_never_passes_as_a_chat_message(project: Project, typed: str, hint: str,
+                                                         command: str) -> None:
+    """SPEC §2: a value with `/`, `\\`, a glob character or a suite ending is a path; missing, it is exit 2 with
+    the nearest suites — never a message with no assertions that passes."""
+    project.suite("tests/agents/basic.jsonl", {"id": "a", "input": "hi"})
+    calls = project.root / "calls.txt"
+    env = {"AGENT_CALLS_FILE": str(calls)}
+    if command == "action":
+        env.update(INPUT_INPUT=typed, GITHUB_WORKSPACE=str(project.root))
+        run = project.run("action", env=env)
+    else:
+        run = project.run(*([command] if command == "validate" else []), "-i", typed, env=env)
+    assert run.code == 2, run.stdout + run.stderr
+    assert f"-i {typed}: no such file or directory {hint}" in run.stdout + run.stderr   # the Action's ::error::
+    assert not calls.exists() and "PASSED" not in run.stdout
 
 
 

@@ -66,19 +66,19 @@ def test_data_is_unwrapped_and_hooks_get_the_arguments_they_take(hooks_dir: Path
 
 
 @pytest.mark.parametrize(("ref", "message"), [
-    ("env_test.Exits", "hook env_test.Exits failed: RuntimeError: called sys.exit('x')"),
-    ("env_test.AsyncExits", "hook env_test.AsyncExits failed: RuntimeError: called sys.exit(4)"),
-    ("env_test.Raises", "hook env_test.Raises failed: ValueError: database is down"),
+    ("env_test.Exits", "hook env_test.Exits failed: RuntimeError at {file}:18: called sys.exit('x')"),
+    ("env_test.AsyncExits", "hook env_test.AsyncExits failed: RuntimeError at {file}:21: called sys.exit(4)"),
+    ("env_test.Raises", "hook env_test.Raises failed: ValueError at {file}:27: database is down"),
 ])
-def test_a_failing_hook_is_a_hook_error(hooks_dir: Path, ref: str, message: str) -> None:
+def test_a_failing_hook_is_a_hook_error_naming_the_line_that_raised(hooks_dir: Path, ref: str, message: str) -> None:
     with pytest.raises(HookError) as caught:
         call(hooks_dir, ref, CTX, CASE)
-    assert caught.value.message == message
+    assert caught.value.message == message.format(file=hooks_dir / "env_test.py")
 
 
 def test_a_hook_file_that_exits_on_import_is_a_hook_error(tmp_path: Path) -> None:
     (tmp_path / "cli_test.py").write_text("import sys\nsys.exit(2)\n\ndef Before(ctx, case):\n    pass\n")
-    with pytest.raises(HookError, match=r"loading .*cli_test.py failed: SystemExit: 2"):
+    with pytest.raises(HookError, match=r"loading .*cli_test.py failed: SystemExit at .*cli_test.py:2: 2"):
         call(tmp_path, "cli_test.Before", CTX, CASE)
 
 

@@ -9,6 +9,7 @@ from typing import Any
 
 from ..errors import AgentCallError, ConfigError
 from ..threads import call_user
+from ..user_errors import describe
 from .base import AgentRequest, AgentResponse
 from .registry import ProviderContext, ProviderSettings, register_provider
 
@@ -34,7 +35,7 @@ class PythonAgent:
         except AgentCallError:
             raise
         except Exception as exc:
-            raise AgentCallError(f"agent raised {type(exc).__name__}: {exc}") from exc
+            raise AgentCallError(f"agent raised {describe(exc)}") from exc
         if raw is None:   # almost always a function that forgot its `return`
             raise AgentCallError("agent returned None: return the reply (a string or a response object)")
         return AgentResponse.from_raw(raw)
@@ -57,8 +58,7 @@ def create(agent_id: str, settings: PythonSettings, ctx: ProviderContext) -> Pyt
         module = importlib.import_module(module_name)
     except (Exception, SystemExit) as exc:   # a module that runs argparse or sys.exit on import
         sys.modules.pop(module_name, None)
-        raise ConfigError(f"agents.{agent_id}.callable: cannot import {module_name!r}: "
-                          f"{type(exc).__name__}: {exc}") from exc
+        raise ConfigError(f"agents.{agent_id}.callable: cannot import {module_name!r}: {describe(exc)}") from exc
     func = getattr(module, func_name, None)
     if not callable(func):
         raise ConfigError(f"agents.{agent_id}.callable: {module_name!r} has no callable {func_name!r}")

@@ -8,6 +8,7 @@ from typing import Any, NamedTuple
 from ..errors import HookError, SuiteError
 from ..refs import resolve_callable
 from ..threads import call_user
+from ..user_errors import describe
 from .base import AssertionSpec, EvalContext, Verdict, assertion
 
 _USE_PREFIX = "scripts:"
@@ -52,7 +53,7 @@ async def script(spec: AssertionSpec, ctx: EvalContext) -> Verdict:
     try:
         returned = await call_user(target.func, ctx.output, ctx.input, spec.value, ctx.response.to_dict())
     except Exception as exc:  # the user's code failing is a failed assertion, not a crash of the run
-        return Verdict(False, f"script execution failed: {target.ref} raised {type(exc).__name__}: {exc}",
+        return Verdict(False, f"script execution failed: {target.ref} raised {describe(exc)}",
                        expected=spec.value)
     if isinstance(returned, bool):
         message = "script assertion passed" if returned else "script assertion failed"

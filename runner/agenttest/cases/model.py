@@ -69,6 +69,8 @@ class Case:
     raw: dict[str, Any] = field(default_factory=dict)  # the entry as written, for --dry-run
     conversation: Conversation | None = None           # dynamic mode
     source: str | None = None           # the generator input that wrote this case (`agents:…`), if any
+    target: str | None = None           # the agent under test, set by the engine (from -n or the suite's path)
+    agent_dir: Path | None = None       # that agent's directory, where hooks are looked up after the suite's
 
     @property
     def key(self) -> tuple[str, str]:
@@ -98,6 +100,7 @@ class InvalidCase:
     input: Any = None
     kind: str = "invalid"               # the result's error_kind: `invalid`, or `generator` (it could not write cases)
     source: str | None = None           # the generator input, for generated entries
+    target: str | None = None           # the agent its file's cases test, set by the engine
 
 
 @dataclass

@@ -1,8 +1,9 @@
 """What an `-i` value names: a generator (`agents:…`, `scripts:…`), suite files (a file, a directory, a glob) — or,
-failing those, a direct message."""
+when it does not look like a path, a direct message."""
 
 from __future__ import annotations
 
+import difflib
 import glob
 import os
 from collections.abc import Iterable, Iterator
@@ -83,24 +84,78 @@ def sources(value: str, cwd: Path, exclude: Iterable[Path] = ()) -> list[Path | 
         raise UsageError("-i: empty input (give a suite file, a directory, a glob or a message)")
     if value.startswith(GENERATOR_PREFIXES):
         return [GeneratorSource.parse(value)]
+    excluded = {p.resolve() for p in exclude}
     path = existing_path(cwd / value)
     if path is not None and not path.is_dir():
         return [path]
     if path is not None:
-        files = sorted(_jsonl_under(path, {p.resolve() for p in exclude}))
+        files = sorted(_jsonl_under(path, excluded))
         if not files:
             raise UsageError(f"-i {value}: no *.jsonl files in this directory")
         return list(files)
-    if _looks_like_glob(value):
+    if not looks_like_path(value):
+        return [value]
+    if _has_glob(value):
         matches = sorted(Path(os.path.normpath(cwd / match)) for match in glob.glob(value, root_dir=cwd,
                                                                                   recursive=True))
         files = [match for match in matches if match.is_file()]
-        if not files:
-            raise UsageError(f"-i {value}: the pattern matches no file")
-        return list(files)
-    if value.lower().endswith(SUITE_SUFFIXES):
-        raise UsageError(f"-i {value}: file not found")
-    return [value]
+        if files:
+            return list(files)
+    raise UsageError(f"-i {value}: no such file or directory{nearest_suites_hint(value, cwd, excluded)}")
+
+
+def looks_like_path(value: str) -> bool:
+    """SPEC §2: a value ending in `.jsonl`/`.json`, or holding a `/`, a `\\` or a glob character, names files —
+    so a mistyped path never becomes a chat message that passes. A `?` or `*` in a sentence (a space in it:
+    `Hello, how are you?`, Yao's own example of a message) leaves it a message."""
+    if value.lower().endswith(SUITE_SUFFIXES) or "/" in value or "\\" in value:
+        return True
+    return _has_glob(value) and not any(ch.isspace() for ch in value)
+
+
+def nearest_suites_hint(value: str, cwd: Path, exclude: Iterable[Path] = ()) -> str:
+    """` (did you mean tests/agents/?)`: the existing suite files and suite directories under `cwd` closest to
+    what was typed, or the first few suites found when none is close; "" when there are none."""
+    suites = _suites_near(cwd, set(exclude))
+    if not suites:
+        return ""
+    typed = value.replace("\\", "/").removeprefix("./").rstrip("/")
+    typed_name = typed.rsplit("/", 1)[-1]
+
+    def score(candidate: str) -> float:
+        bare = candidate.rstrip("/")
+        name = bare.rsplit("/", 1)[-1]
+        stem = name.rsplit(".", 1)[0] if name.endswith(SUITE_SUFFIXES) else name
+        return max(difflib.SequenceMatcher(None, typed, bare).ratio(),
+                   difflib.SequenceMatcher(None, typed_name, name).ratio(),
+                   difflib.SequenceMatcher(None, typed_name, stem).ratio())
+
+    ranked = sorted(suites, key=lambda candidate: (-score(candidate), candidate))
+    close: list[str] = []
+    for candidate in ranked:
+        if score(candidate) < 0.6 or len(close) == 3:
+            break
+        if not any(candidate.startswith(chosen) for chosen in close if chosen.endswith("/")):
+            close.append(candidate)       # a suite inside a directory already named adds nothing
+    if close:
+        return f" (did you mean {' or '.join(close)}?)"
+    files = [candidate for candidate in suites if not candidate.endswith("/")]
+    return f" (suites here: {', '.join(files[:3])}{', …' if len(files) > 3 else ''})"
+
+
+def _suites_near(cwd: Path, exclude: set[Path], limit: int = 2000) -> list[str]:
+    """The `*.jsonl` files under `cwd` and the directories holding them (with a trailing `/`), as the user would
+    type them; at most `limit` files are looked at, so a huge tree costs little."""
+    found: set[str] = set()
+    for count, file in enumerate(_jsonl_under(cwd, exclude)):
+        if count >= limit:
+            break
+        relative = file.relative_to(cwd)
+        found.add(relative.as_posix())
+        for parent in relative.parents:
+            if parent != Path("."):
+                found.add(parent.as_posix() + "/")
+    return sorted(found)
 
 
 def existing_path(path: Path) -> Path | None:
@@ -122,10 +177,8 @@ def _jsonl_under(directory: Path, exclude: set[Path]) -> Iterator[Path]:
                 yield Path(root) / name
 
 
-def _looks_like_glob(value: str) -> bool:
-    """A glob is path-like: a wildcard, no whitespace, and a `/` or `.json` in it (`What?` stays a message)."""
-    return (any(ch in _GLOB_CHARS for ch in value) and not any(ch.isspace() for ch in value)
-            and ("/" in value or os.sep in value or ".json" in value.lower()))
+def _has_glob(value: str) -> bool:
+    return any(ch in _GLOB_CHARS for ch in value)
 
 
 def display_path(path: Path, cwd: Path) -> str:

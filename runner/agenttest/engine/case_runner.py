@@ -17,6 +17,7 @@ from ..durations import format_duration
 from ..errors import AgentCallError, HookError
 from ..results import CaseResult, Status
 from ..usage import Usage
+from ..user_errors import collecting
 from .context import RunContext
 from .hooks import Hooks
 
@@ -47,7 +48,7 @@ class RunServices:
     """What every case of a run uses: the agents, who is talking, the hooks, the time limits, the helper cache."""
 
     pool: AgentPool
-    target_id: str
+    target_id: str          # the run's agent: a case tests its own `target` when it has one
     context: RunContext
     hooks: Hooks
     timeout: float
@@ -87,6 +88,15 @@ class CaseRunner:
         self.services = services
 
     async def run(self, case: Case, run: int = 1) -> CaseResult:
+        """The case's result; the tracebacks of the user code (agent, hooks, scripts) that raised on the way are
+        kept in its `trace.traceback`."""
+        with collecting() as tracebacks:
+            result = await self._run(case, run)
+        if tracebacks:
+            result.trace = {**(result.trace or {}), "traceback": "\n\n".join(dict.fromkeys(tracebacks))}
+        return result
+
+    async def _run(self, case: Case, run: int) -> CaseResult:
         started = time.monotonic()
         result = base_result(case)
         if case.skip is not None:
@@ -105,7 +115,7 @@ class CaseRunner:
                 try:
                     before_data = await asyncio.wait_for(
                         services.hooks.call(case.before, case.base_dir, services.context.hook_context(case),
-                                            case_dict(case)), work.remaining())
+                                            case_dict(case), agent_dir=case.agent_dir), work.remaining())
                 except asyncio.TimeoutError:     # the Before hook used up the case's time
                     raise work.timed_out("in the before hook") from None
             await self.execute(case, result, work)
@@ -132,7 +142,7 @@ class CaseRunner:
                 work: CaseWork) -> AgentRequest:
         """A request to the target (SPEC §4)."""
         services = self.services
-        return AgentRequest(agent=services.target.id, messages=messages,
+        return AgentRequest(agent=case.target or services.target_id, messages=messages,
                             options=request_options(case, services.connector), context=context,
                             deadline=work.deadline, case=case.key)
 
@@ -142,7 +152,7 @@ class CaseRunner:
         started = time.monotonic()
         at = f" {where}" if where else ""
         try:
-            response = await asyncio.wait_for(self.services.target.call(request), work.remaining())
+            response = await asyncio.wait_for(self.services.pool.get(request.agent).call(request), work.remaining())
         except asyncio.TimeoutError:
             raise work.timed_out(f"{where}, waiting for the agent" if where else "") from None
         except AgentCallError as exc:
@@ -159,7 +169,7 @@ class CaseRunner:
             return
         services = self.services
         call = services.hooks.call(case.after, case.base_dir, services.context.hook_context(case), case_dict(case),
-                                   result_dict(result), before_data)
+                                   result_dict(result), before_data, agent_dir=case.agent_dir)
         try:
             await asyncio.wait_for(call, grace)
         except (HookError, asyncio.TimeoutError) as exc:
@@ -174,7 +184,7 @@ class CaseRunner:
 def base_result(case: Case) -> CaseResult:
     return CaseResult(id=case.id, name=case.name, status="error", input=case.input, expected=case.expected,
                       has_expected=case.has_expected, options=case.options or None, file=case.file, line=case.line,
-                      tags=list(case.tags), metadata=None, source=case.source)
+                      tags=list(case.tags), metadata=None, source=case.source, agent_id=case.target)
 
 
 def request_options(case: Case, connector_override: str | None) -> dict[str, Any]:

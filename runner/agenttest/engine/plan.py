@@ -25,6 +25,7 @@ from ..project import ProjectConfig
 from ..refs import resolve_callable
 from ..threads import call_user
 from ..usage import Usage
+from ..user_errors import describe
 from ..workspace import attachment_root
 
 Entry = Case | InvalidCase
@@ -98,7 +99,7 @@ async def _generated_values(source: GeneratorSource, target: dict[str, Any], hel
     try:
         returned = await call_user(func, target, dict(source.params))
     except Exception as exc:
-        raise HelperError(f"generator {source.spelled}: {source.ref} raised {type(exc).__name__}: {exc}",
+        raise HelperError(f"generator {source.spelled}: {source.ref} raised {describe(exc)}",
                           "generator") from exc
     try:
         return read_generated(returned)

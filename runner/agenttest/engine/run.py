@@ -9,7 +9,7 @@ import signal
 import sys
 import time
 from collections.abc import Awaitable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -112,7 +112,8 @@ async def _run_suite(config: RunConfig, suite: Suite, pool: AgentPool, checks: C
     if options.dry_run:
         return RunOutcome(None, dry_run(plan.entries, config))
     entries = plan.entries
-    target = pool.target(config.agent_id)
+    targets = [pool.target(agent_id) for agent_id in plan.targets or [config.agent_id]]
+    target = targets[0]
     for agent_id in helper_agents(entries):
         pool.helper(agent_id)
     if options.max_cost is not None and not options.replay:
@@ -125,14 +126,16 @@ async def _run_suite(config: RunConfig, suite: Suite, pool: AgentPool, checks: C
     services = RunServices(pool=pool, target_id=target.id, context=context, hooks=hooks, timeout=config.timeout,
                            connector=options.connector, cache=cache)
     runners = (StandardRunner(services), DynamicRunner(services))
-    settings = config.project.agents[target.id]
-    info = RunInfo(agent_id=target.id, connector=options.connector or getattr(settings, "connector", None) or "",
+    connectors = dict.fromkeys(getattr(config.project.agents[t.id], "connector", None) or "" for t in targets)
+    info = RunInfo(agent_id=", ".join(t.id for t in targets),
+                   connector=options.connector or ", ".join(c for c in connectors if c),
                    inputs=config.inputs, total=len(entries), started_at=now(), agent_path=config.agent_path,
                    options={**config.reported_options(), "timeout": format_duration(config.timeout)},
                    environment=context.environment(), warnings=list(suite.warnings))
     started = time.monotonic()
     cases = [e for e in entries if isinstance(e, Case)]
     global_dir = cases[0].base_dir if cases else config.cwd
+    global_agent_dir = cases[0].agent_dir if cases else None
     repeats = Repeats(entries, options.runs, options.min_pass_rate)
 
     def unit_started(unit: Unit) -> None:
@@ -165,7 +168,8 @@ async def _run_suite(config: RunConfig, suite: Suite, pool: AgentPool, checks: C
         if options.before:
             try:
                 before_all_data = await interrupt.guard(hooks.call(
-                    options.before, global_dir, context.hook_context(), [case_dict(c) for c in cases]))
+                    options.before, global_dir, context.hook_context(), [case_dict(c) for c in cases],
+                    agent_dir=global_agent_dir))
             except HookError as exc:
                 errors.append(f"BeforeAll: {exc.message}")
                 before_all_failed = True
@@ -178,7 +182,7 @@ async def _run_suite(config: RunConfig, suite: Suite, pool: AgentPool, checks: C
             result.position = position      # merge puts the shards' results back in the suite's order
         if options.after:
             after_all = hooks.call(options.after, global_dir, context.hook_context(),
-                                   [result_dict(r) for r in results], before_all_data)
+                                   [result_dict(r) for r in results], before_all_data, agent_dir=global_agent_dir)
             try:
                 if scheduler.interrupted:   # the user is waiting: AfterAll gets the After hooks' grace
                     await asyncio.wait_for(after_all, AFTER_HOOK_GRACE)
@@ -227,6 +231,7 @@ class _Plan:
     digest: str
     generation: Usage
     positions: list[int] | None = None    # with --shard: each entry's place in the unsharded plan
+    targets: list[str] = field(default_factory=list)    # the agents under test, of every shard (merge checks)
 
     def suite_facts(self) -> dict[str, Any]:
         return {"cases": self.selected, "digest": self.digest}
@@ -250,11 +255,13 @@ async def _plan(config: RunConfig, suite: Suite, pool: AgentPool, checks: Checks
             raise UsageError(f"no test cases match --run {options.run!r}")
         raise UsageError(f"no test cases found in {', '.join(config.inputs)}")
     selected, digest = len(entries), suite_digest(entries)
+    targets = config.assign_targets(entries)
     positions = None
     if options.shard:       # an empty shard (fewer cases than shards) is a run of nothing, not a mistake
         positions = shard(entries, *shard_of(options.shard))
         entries = [entries[position] for position in positions]
-    return _Plan(entries=entries, selected=selected, digest=digest, generation=generation, positions=positions)
+    return _Plan(entries=entries, selected=selected, digest=digest, generation=generation, positions=positions,
+                 targets=targets)
 
 
 async def run_unit(unit: Unit, runners: tuple[StandardRunner, DynamicRunner]) -> CaseResult:
@@ -281,7 +288,7 @@ def priced_calls(entries: list[Entry], target: str, override: str | None) -> lis
     override first), each judge on its assertion's connector, each simulator on its case's."""
     calls: list[tuple[str, str | None]] = [(target, override)]
     for case in (e for e in entries if isinstance(e, Case)):
-        calls.append((target, override or case.options.get("connector")))
+        calls.append((case.target or target, override or case.options.get("connector")))
         specs = list(case.assertions)
         if case.conversation is not None:
             specs += [spec for checkpoint in case.conversation.checkpoints for spec in checkpoint.assertions]
@@ -320,7 +327,8 @@ def check_writable(config: RunConfig) -> None:
 
 
 def agent_dir(config: RunConfig) -> Path | None:
-    """Where hooks are looked up last: the agent's `assistants/…` directory, else the config's directory."""
+    """Where hooks are looked up after the suite's directory for a case without an agent directory of its own
+    (global hooks): the run's `assistants/…` agent directory, else the config's directory."""
     if config.agent_path:
         return config.cwd / config.agent_path
     return config.project.directory if config.project.path else None
@@ -329,7 +337,8 @@ def agent_dir(config: RunConfig) -> Path | None:
 def invalid_result(entry: InvalidCase) -> CaseResult:
     """An entry that could not become a case, as an `error` result at its line."""
     return CaseResult(id=entry.id or _place(entry), status="error", input=entry.input, error=entry.message,
-                      error_kind=entry.kind, file=entry.file, line=entry.line, source=entry.source)
+                      error_kind=entry.kind, file=entry.file, line=entry.line, source=entry.source,
+                      agent_id=entry.target)
 
 
 def skipped_result(entry: Entry, reason: str) -> CaseResult:

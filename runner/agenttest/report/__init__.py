@@ -12,6 +12,7 @@ from .ci import artifact_paths, ci_reporters
 from .console import ConsoleReporter, artifact_places, use_colour
 from .events import EventsWriter
 from .json_report import JsonReportWriter
+from .tracebacks import TracebackPrinter
 
 __all__ = ["Report", "Reporter", "RunInfo", "build_reporters"]
 
@@ -24,6 +25,7 @@ def build_reporters(config: RunConfig, stream: TextIO | None = None) -> list[Rep
     return [
         ConsoleReporter(out, color=use_colour(config.options.color, tty), live=tty, verbose=config.options.verbose,
                         artifacts=artifact_places(config)),
+        *([TracebackPrinter(out)] if config.options.verbose else []),
         EventsWriter(paths["events"]),
         JsonReportWriter(paths["report"], config.output),
         *ci_reporters(config, out),

@@ -4,7 +4,8 @@ Conforms to the Jenkins xUnit plugin's `junit-10.xsd` with the optional testcase
 annotation reporters read (`shared/data/junit-10-with-location.xsd`), the profile pytest's junitxml writes:
   <testsuites name tests failures errors time>
     <testsuite name=PATH tests failures errors skipped time timestamp hostname file=PATH>
-      <properties> agenttest.version, agent, connector, runs, pass_rate </properties>   (the first suite only)
+      <properties> agenttest.version, agent, connector, runs, pass_rate </properties>   (the first suite only;
+                   with several agents, each suite's as agent:<suite>)
       <testcase classname=PATH.WITH.DOTS name="ID: name" time file=PATH line=1-BASED>
         <failure message=FIRST-REASON type=ASSERTION-TYPE>verdicts, input, output</failure>  (failed)
         <rerunFailure|rerunError message type><stackTrace/></…>  (--runs: the other failing runs of a failure)
@@ -81,9 +82,10 @@ def _suite(name: str, results: list[dict[str, Any]], summary: Mapping[str, Any],
                      timestamp=metadata.get("started_at"), hostname=hostname,
                      file=name if results and results[0].get("file") else None)
     # The run's properties, once: readers such as xunitparser keep one property set for the whole file and
-    # refuse a name seen twice.
+    # refuse a name seen twice. A run over several agents names each suite's agent under a name of its own.
+    properties = ET.SubElement(suite, "properties")
+    values: dict[str, Any] = {}
     if first:
-        properties = ET.SubElement(suite, "properties")
         values = {
             "agenttest.version": metadata.get("version"),
             "agent": summary.get("agent_id"),
@@ -92,9 +94,14 @@ def _suite(name: str, results: list[dict[str, Any]], summary: Mapping[str, Any],
             "pass_rate": pass_rate_text(summary.get("pass_rate")),
             "interrupted": "true" if report.get("interrupted") else None,
         }
-        for key, value in values.items():
-            if value not in (None, ""):
-                properties.append(_element("property", name=key, value=value))
+    agent = next((r["agent_id"] for r in results if r.get("agent_id")), None)
+    if agent and agent != summary.get("agent_id"):
+        values[f"agent:{name}"] = agent
+    for key, value in values.items():
+        if value not in (None, ""):
+            properties.append(_element("property", name=key, value=value))
+    if not len(properties):
+        suite.remove(properties)
 
     classname = _classname(name)
     seen: set[str] = set()
