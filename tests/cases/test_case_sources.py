@@ -58,6 +58,15 @@ def test_directory_loads_every_jsonl_below_it_sorted(repo: Path, load: Load) -> 
     assert _ids(suite) == ["A", "B", "C"]
 
 
+def test_a_directory_skips_what_pytest_skips_builds_packages_and_virtualenvs(repo: Path, load: Load) -> None:
+    write(repo / "tests/a.jsonl", jsonl({"id": "A", "input": "x"}))
+    for copy in ("build/lib/pkg/templates", "dist", "node_modules/x", "pkg.egg", "env/lib"):
+        write(repo / copy / "copy.jsonl", jsonl({"id": "COPY", "input": "x"}))
+    write(repo / "env" / "pyvenv.cfg", "home = /usr/bin\n")
+    suite = load(".")
+    assert suite.files == ["tests/a.jsonl"]
+
+
 def test_directory_without_jsonl_is_a_usage_error(repo: Path, load: Load) -> None:
     (repo / "empty").mkdir()
     with pytest.raises(UsageError, match=r"^-i empty: no \*\.jsonl files in this directory$"):

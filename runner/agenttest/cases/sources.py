@@ -167,11 +167,18 @@ def existing_path(path: Path) -> Path | None:
         return None
 
 
+# Directories a suite never lives in, as pytest's `norecursedirs` default has them (a wheel's `build/`, a
+# `node_modules/`, a virtualenv): `-i .` must not run the copies a build left there.
+_NOT_SUITES = {"build", "dist", "node_modules", "venv", "_darcs", "CVS", "{arch}", "__pycache__"}
+
+
 def _jsonl_under(directory: Path, exclude: set[Path]) -> Iterator[Path]:
-    """Every `*.jsonl` below `directory`, skipping hidden directories (`.git`, `.venv`, caches) and `exclude`;
-    symlinked directories are not followed (no loops, no surprises), symlinked files are read."""
+    """Every `*.jsonl` below `directory`, skipping hidden directories (`.git`, `.venv`, caches), those pytest
+    skips (`build`, `dist`, `node_modules`, `*.egg`, any virtualenv) and `exclude`; symlinked directories are not
+    followed (no loops, no surprises), symlinked files are read."""
     for root, dirs, files in os.walk(directory):
-        dirs[:] = [d for d in dirs if not d.startswith(".") and (Path(root) / d).resolve() not in exclude]
+        dirs[:] = [d for d in dirs if not d.startswith(".") and d not in _NOT_SUITES and not d.endswith(".egg")
+                   and not (Path(root) / d / "pyvenv.cfg").is_file() and (Path(root) / d).resolve() not in exclude]
         for name in files:
             if name.endswith(".jsonl"):
                 yield Path(root) / name
