@@ -66,3 +66,11 @@ def test_stored_cuts_long_strings_and_large_structures_saying_how_large() -> Non
                                                                                      max_size=3), max_leaves=30))
 def test_any_value_becomes_strict_json(value: Any) -> None:
     json.loads(json_line(value), parse_constant=lambda name: (_ for _ in ()).throw(AssertionError(name)))
+
+
+@given(st.recursive(st.none() | st.booleans() | st.floats() | st.integers() | st.text(max_size=5),
+                    lambda children: st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=3), children,
+                                                                                     max_size=3), max_leaves=30))
+def test_stored_is_what_json_safe_gives_for_a_small_value(value: Any) -> None:
+    kept = stored(value)
+    assert json.dumps(kept, allow_nan=False) == json.dumps(json_safe(value, cap=MAX_STORED_CHARS), allow_nan=False)

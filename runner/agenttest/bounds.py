@@ -99,26 +99,70 @@ def _scalar(item: Any, cap: int | None) -> Any:
 
 def stored(value: Any) -> Any:
     """`value` as an artifact keeps it (SPEC §11): strings longer than MAX_STORED_CHARS cut, saying how long they
-    were; a structure whose JSON is longer than MAX_STORED_JSON kept as the start of that JSON, saying how long it
-    was; NaN, ±Infinity and too-deep parts as `json_safe` writes them. Small values come back as they are."""
+    were; a structure larger than MAX_STORED_JSON characters (as `size` counts them) kept as the start of its
+    JSON, saying how long it was; NaN, ±Infinity and too-deep parts as `json_safe` writes them. Small values come
+    back as they are."""
     if value is None or isinstance(value, (bool, int)):
         return value
     if isinstance(value, (str, float)):
         return _scalar(value, MAX_STORED_CHARS)
-    safe = json_safe(value, cap=MAX_STORED_CHARS)
-    text = json.dumps(safe, ensure_ascii=False, allow_nan=False, default=str)
-    if len(text) <= MAX_STORED_JSON:
-        return safe
+    changes, length = _survey(value, MAX_STORED_JSON + 1)
+    if length <= MAX_STORED_JSON:
+        return json_safe(value, cap=MAX_STORED_CHARS) if changes else value
+    text = json.dumps(json_safe(value), ensure_ascii=False, allow_nan=False, default=str)
     return f"{text[:MAX_STORED_JSON]}… [cut: {len(text):,} characters of JSON in all]"
 
 
 def is_large(value: Any) -> bool:
-    """Whether `value` is long enough (SHARED_FROM characters, as text or JSON) not to be stored twice."""
+    """Whether `value` is long enough (SHARED_FROM characters, as `size` counts them) not to be stored twice."""
     if isinstance(value, str):
         return len(value) >= SHARED_FROM
-    if isinstance(value, (dict, list)):
-        try:
-            return len(json.dumps(value, ensure_ascii=False, default=str)) >= SHARED_FROM
-        except (ValueError, RecursionError):
-            return True
-    return False
+    return isinstance(value, (dict, list)) and size(value, SHARED_FROM) >= SHARED_FROM
+
+
+def size(value: Any, stop: int) -> int:
+    """About how many characters `value`'s JSON has (strings and keys by their length, other scalars as 8,
+    containers as 2), counted without recursion and only up to `stop`: a cheap bound for what to keep."""
+    total = 0
+    stack: list[Any] = [value]
+    while stack and total < stop:
+        item = stack.pop()
+        if isinstance(item, str):
+            total += len(item) + 2
+        elif isinstance(item, dict):
+            total += 2 + sum(len(key) + 4 if isinstance(key, str) else 8 for key in item)
+            stack.extend(item.values())
+        elif isinstance(item, (list, tuple)):
+            total += 2 + len(item)
+            stack.extend(item)
+        else:
+            total += 8
+    return total
+
+
+def _survey(value: Any, stop: int, limit: int = MAX_DEPTH, cap: int = MAX_STORED_CHARS) -> tuple[bool, int]:
+    """One walk for `stored`: whether `json_safe(value, cap=cap)` would change anything, and `size` up to `stop`."""
+    total, changes = 0, False
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack and total < stop:
+        item, level = stack.pop()
+        if isinstance(item, str):
+            total += len(item) + 2
+            changes = changes or len(item) > cap
+        elif isinstance(item, dict):
+            changes = changes or level >= limit
+            for key, child in item.items():
+                if isinstance(key, str):
+                    total += len(key) + 4
+                else:
+                    total, changes = total + 8, True
+                stack.append((child, level + 1))
+            total += 2
+        elif isinstance(item, (list, tuple)):
+            changes = changes or level >= limit or isinstance(item, tuple)
+            total += 2 + len(item)
+            stack.extend((child, level + 1) for child in item)
+        else:
+            total += 8
+            changes = changes or (isinstance(item, float) and not math.isfinite(item))
+    return changes, total
