@@ -260,3 +260,22 @@ def test_an_artifact_that_cannot_be_written_is_said_and_the_others_are_still_wri
     assert run.report["summary"]["passed"] == 1
     assert (results / "summary.md").is_file() and (results / "ctrf.json").is_file()
     assert (results / "events.jsonl").is_file()
+
+
+def test_a_script_module_symlinked_out_of_the_repository_is_not_loaded(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "checks.py").write_text("open('LOADED', 'w').write('x')\ndef ok(output, expected):\n    return True\n")
+    project = Project(tmp_path / "repo")
+    project.write("agenttest.yaml", CONFIG)
+    project.write("bot.py", BOT)
+    (project.root / ".git").mkdir()
+    (project.root / "checks.py").symlink_to(outside / "checks.py")
+    project.suite("s.jsonl", {"id": "scripted", "input": "x", "assert": {"type": "script", "script": "checks.ok"}},
+                  {"id": "fine", "input": "x", "assert": {"type": "contains", "value": "ok"}})
+    run = project.run("-i", "s.jsonl")
+    scripted = run.result("scripted")
+    assert (scripted["status"], scripted["error_kind"]) == ("error", "invalid")
+    assert "checks.py is outside the repository" in scripted["error"]
+    assert run.result("fine")["status"] == "passed"
+    assert not (project.root / "LOADED").exists() and not (tmp_path / "LOADED").exists()
