@@ -53,12 +53,6 @@ class ActionSettings:
     fail_on: str = "failure"
 
 
-@click.command("action", context_settings={"help_option_names": ["-h", "--help"]})
-def action() -> None:
-    """GitHub Action entrypoint: read INPUT_* and run like `agenttest run` (see action.yml)."""
-    sys.exit(run_action(os.environ))
-
-
 def run_action(environ: Mapping[str, str]) -> int:
     """Run the suite the inputs describe (the run writes the step outputs, as `agenttest run` does in Actions);
     return the exit code `fail-on` asks for."""
@@ -206,4 +200,4 @@ def _fail(environ: Mapping[str, str], message: str, code: int, *, outputs: bool 
     return code
 
 
-__all__ = ["action", "run_action", "write_outputs"]
+__all__ = ["run_action", "write_outputs"]

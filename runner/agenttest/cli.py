@@ -11,12 +11,11 @@ from typing import Any
 import click
 
 from . import __version__
-from .action import action
 from .actions_log import guarded_log, write_line
 from .errors import EXIT_USAGE, AgentTestError
-from .launch import Launch
-from .project import find_config, load_project
-from .report.verdicts import plural
+
+# Only click and these small modules are imported at start-up: `agenttest --version` and `--help` must not load
+# aiohttp, pydantic or jsonschema. Each command imports what it needs when it runs.
 
 EXAMPLES = """\b
 Examples:
@@ -132,6 +131,8 @@ def run(**options: Any) -> None:
 def execute(cli_values: dict[str, Any], cwd: Path | None = None) -> int:
     """Run what the flags describe (`Launch`: the log guarded in CI); a user mistake exits 2 and an interrupt 130,
     each with one line on stderr."""
+    from .launch import Launch
+
     return Launch().run(cli_values, cwd, echo_error=True).exit_code
 
 
@@ -167,6 +168,9 @@ def _validate(inputs: list[str], config: str | None, simulator: str | None) -> N
     from .cases import load_suite
     from .cases.model import InvalidCase
     from .engine.plan import checks_for, helper_agents, prepare_generators
+    from .project import find_config, load_project
+    from .report.verdicts import plural
+
     cwd = Path.cwd()
     try:
         project = load_project(find_config(config, inputs, cwd))
@@ -236,4 +240,11 @@ def merge(reports: tuple[str, ...], output_dir: str, baseline: str | None, fail_
     sys.exit(code)
 
 
-main.add_command(action)
+@main.command("action", context_settings={"help_option_names": ["-h", "--help"]})
+def action() -> None:
+    """GitHub Action entrypoint: read INPUT_* and run like `agenttest run` (see action.yml)."""
+    import os
+
+    from .action import run_action
+
+    sys.exit(run_action(os.environ))
