@@ -13,6 +13,7 @@ from ..analysis import pass_rate_text, run_ok
 from ..durations import format_elapsed
 from .escape import html_text, preview
 from .verdicts import (
+    COMPARISON_GROUPS,
     STATUS_ICONS,
     case_title,
     checkpoint_cells,
@@ -21,7 +22,9 @@ from .verdicts import (
     first_reason,
     is_dynamic,
     is_failing,
+    stability_class_text,
     stability_line,
+    stability_rows,
     tool_call_lines,
     transcript,
 )
@@ -117,17 +120,17 @@ def _counts(summary: Mapping[str, Any]) -> Iterator[str]:
 
 
 def _stability(report: Mapping[str, Any]) -> Iterator[str]:
-    rows = [row for row in report.get("stability_results") or [] if isinstance(row, Mapping)]
+    rows = stability_rows(report)
     if not rows:
         return
     yield "<h2>Stability</h2>"
     yield f'<p class="meta">{html_text(stability_line(dict(report.get("summary") or {})))}</p>'
     yield ('<table><tr><th>Case</th><th class="n">Runs</th><th class="n">Passed</th><th class="n">Pass rate</th>'
            "<th>Class</th><th>Flaky</th><th>Counted as</th></tr>")
-    for row in sorted(rows, key=lambda row: (not row.get("flaky"), row.get("counted_as") == "passed")):
+    for row in rows:
         yield (f"<tr><td>{html_text(row.get('id'))}</td><td class=\"n\">{html_text(row.get('runs'))}</td>"
                f"<td class=\"n\">{html_text(row.get('passed'))}</td>"
-               f"<td class=\"n\">{html_text(row.get('pass_rate'))}%</td><td>{html_text(row.get('stability_class'))}"
+               f"<td class=\"n\">{html_text(row.get('pass_rate'))}%</td><td>{html_text(stability_class_text(row))}"
                f"</td><td>{'yes' if row.get('flaky') else ''}</td><td>{html_text(row.get('counted_as'))}</td></tr>")
     yield "</table>"
 
@@ -139,8 +142,7 @@ def _comparison(report: Mapping[str, Any]) -> Iterator[str]:
     yield "<h2>Compared with the baseline</h2>"
     yield f'<p class="meta">{html_text(comparison_line(dict(comparison)))}</p>'
     yield "<table><tr><th>Change</th><th class=\"n\">Count</th><th>Cases</th></tr>"
-    for key, label in (("regressions", "🔻 Regressions"), ("fixes", "🔺 Fixes"), ("still_failing", "❌ Still failing"),
-                       ("new", "🆕 New"), ("removed", "➖ Removed")):
+    for key, label in COMPARISON_GROUPS:
         items = [item for item in comparison.get(key) or [] if isinstance(item, Mapping)]
         cases = ", ".join(f"<code>{html_text(item.get('id'))}</code>" for item in items[:50])
         yield f"<tr><td>{label}</td><td class=\"n\">{len(items)}</td><td>{cases}</td></tr>"

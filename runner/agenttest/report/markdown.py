@@ -21,6 +21,7 @@ from ..usage import usage_line
 from .escape import md_block, md_code, md_html, md_text, preview, to_text
 from .github import SourceLinks
 from .verdicts import (
+    COMPARISON_GROUPS,
     STATUS_ICONS,
     case_title,
     checkpoint_cells,
@@ -34,7 +35,9 @@ from .verdicts import (
     missing_checkpoints,
     never_ran,
     plural,
+    stability_class_text,
     stability_line,
+    stability_rows,
     tool_call_lines,
     transcript,
 )
@@ -231,7 +234,7 @@ def _counts(summary: Mapping[str, Any]) -> Iterator[str]:
 
 
 def _stability(report: Mapping[str, Any]) -> Iterator[str]:
-    rows = [row for row in report.get("stability_results") or [] if isinstance(row, Mapping)]
+    rows = stability_rows(report)
     if not rows:
         return
     summary = report.get("summary") or {}
@@ -245,9 +248,9 @@ def _stability(report: Mapping[str, Any]) -> Iterator[str]:
             yield ""
     yield "| Case | Runs | Passed | Pass rate | Class | Flaky | Counted as | Avg time |"
     yield "|---|---:|---:|---:|---|---|---|---:|"
-    for row in sorted(rows, key=lambda row: (not row.get("flaky"), row.get("counted_as") == "passed")):
+    for row in rows:
         yield (f"| {md_text(row.get('id'))} | {md_text(row.get('runs'))} | {md_text(row.get('passed'))} "
-               f"| {md_text(row.get('pass_rate'))}% | {md_text(str(row.get('stability_class')).replace('_', ' '))} "
+               f"| {md_text(row.get('pass_rate'))}% | {md_text(stability_class_text(row))} "
                f"| {'yes' if row.get('flaky') else ''} | {md_text(row.get('counted_as'))} "
                f"| {format_elapsed(float(row.get('avg_duration_ms') or 0) / 1000)} |")
     yield ""
@@ -257,9 +260,7 @@ def _comparison(report: Mapping[str, Any]) -> Iterator[str]:
     comparison = report.get("comparison")
     if not isinstance(comparison, Mapping):
         return
-    groups = [(label, comparison.get(key)) for key, label in
-              (("regressions", "🔻 Regressions"), ("fixes", "🔺 Fixes"), ("still_failing", "❌ Still failing"),
-               ("new", "🆕 New"), ("removed", "➖ Removed"))]
+    groups = [(label, comparison.get(key)) for key, label in COMPARISON_GROUPS]
     yield "### Compared with the baseline"
     yield ""
     yield md_text(comparison_line(dict(comparison)))

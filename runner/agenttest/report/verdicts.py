@@ -6,7 +6,7 @@ Everything returned is raw (unescaped) text: each writer escapes it for its own 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
@@ -260,3 +260,20 @@ def cost_line(cost: dict[str, Any]) -> str:
     """`$0.0123 (target $0.0100 · judge $0.0023)`."""
     roles = " · ".join(f"{role} ${value:.4f}" for role, value in cost.items() if role != "total_usd")
     return f"${float(cost.get('total_usd', 0)):.4f}" + (f" ({roles})" if roles else "")
+
+
+# The comparison's groups, in the order every report shows them, with their labels.
+COMPARISON_GROUPS = (("regressions", "🔻 Regressions"), ("fixes", "🔺 Fixes"), ("still_failing", "❌ Still failing"),
+                     ("new", "🆕 New"), ("removed", "➖ Removed"))
+
+
+def stability_rows(report: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The report's `stability_results` as the stability tables show them: flaky cases first, then those not
+    counted as passed."""
+    rows = [row for row in report.get("stability_results") or [] if isinstance(row, Mapping)]
+    return sorted(rows, key=lambda row: (not row.get("flaky"), row.get("counted_as") == "passed"))
+
+
+def stability_class_text(row: Mapping[str, Any]) -> str:
+    """`mostly_stable` as people read it: `mostly stable`."""
+    return str(row.get("stability_class")).replace("_", " ")
