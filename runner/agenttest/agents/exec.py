@@ -12,24 +12,15 @@ import subprocess
 import sys
 from typing import Any
 
-from pydantic import Field
-
 from ..errors import AgentCallError, ConfigError
 from ..secrets import mask
 from .base import AgentRequest, AgentResponse
-from .registry import ProviderContext, ProviderSettings, register_provider
+from .registry import ProviderContext
 from .replies import json_or_text
+from .settings import ExecSettings
 
 _STDERR_TAIL = 2000
 _READ_LIMIT = 2 ** 16   # asyncio's default buffer limit for subprocess pipes
-
-
-class ExecSettings(ProviderSettings):
-    """A `provider: exec` entry of agenttest.yaml."""
-
-    command: list[str] | str
-    cwd: str | None = None                      # default: the config file's directory
-    env: dict[str, str] = Field(default_factory=dict)
 
 
 class ExecAgent:
@@ -133,7 +124,7 @@ def _kill_group(proc: asyncio.subprocess.Process) -> None:
             os.killpg(proc.pid, signal.SIGKILL)
 
 
-@register_provider("exec", ExecSettings)
+
 def create(agent_id: str, settings: ExecSettings, ctx: ProviderContext) -> ExecAgent:
     """Split the command (a string is split like a shell would) and run it from the config's directory by default."""
     argv = shlex.split(settings.command) if isinstance(settings.command, str) else list(settings.command)

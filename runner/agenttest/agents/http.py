@@ -5,18 +5,18 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Literal
+from typing import Any
 
 from jsonpath_ng import JSONPath
 from jsonpath_ng.exceptions import JSONPathError
 from jsonpath_ng.ext import parse as parse_jsonpath
-from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import AgentCallError, ConfigError
 from .base import AgentRequest, AgentResponse
 from .credentials import register_header_secrets
-from .registry import ProviderContext, ProviderSettings, register_provider
+from .registry import ProviderContext
 from .replies import is_event_stream, is_json_type, json_or_text, parse_json, read_text, snippet
+from .settings import HttpSettings, ResponseMapping
 from .sse import iter_sse
 from .transport import HttpTransport
 from .urls import check_url, display_url
@@ -25,33 +25,6 @@ _PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_.]*)\s*\}\}")
 _TEMPLATE_ROOTS = ("agent", "messages", "options", "context", "last_user_message", "request")
 # Lists a stream gathers across events (content is appended as text; every other field keeps its last value).
 _GATHERED = ("tool_calls", "tools")
-
-
-class ResponseMapping(BaseModel):
-    """JSONPath of each canonical field in the agent's reply. The defaults read a canonical response; `null` stops
-    a field from being read."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    content: str | None = "$.content"
-    tool_calls: str | None = "$.tool_calls"
-    tools: str | None = "$.tools"
-    data: str | None = "$.data"
-    awaiting_input: str | None = "$.awaiting_input"
-    finish_reason: str | None = "$.finish_reason"
-    model: str | None = "$.model"
-    usage: str | None = "$.usage"
-
-
-class HttpSettings(ProviderSettings):
-    """A `provider: http` entry of agenttest.yaml."""
-
-    url: str
-    method: Literal["POST", "PUT", "PATCH"] = "POST"
-    headers: dict[str, str] = Field(default_factory=dict)
-    body: Any = None                      # a template; default: the canonical request
-    response: ResponseMapping = Field(default_factory=ResponseMapping)
-    stream: Literal["sse"] | None = None  # ask for server-sent events (`Accept: text/event-stream`)
 
 
 class HttpAgent:
@@ -207,7 +180,7 @@ def _compile_paths(agent_id: str, mapping: ResponseMapping) -> dict[str, JSONPat
     return paths
 
 
-@register_provider("http", HttpSettings)
+
 def create(agent_id: str, settings: HttpSettings, ctx: ProviderContext) -> HttpAgent:
     """Check the URL and the body template, register credential headers as secrets (before the run starts) and
     compile the response paths. Raises ConfigError."""

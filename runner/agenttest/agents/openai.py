@@ -7,7 +7,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import Field
 from yarl import URL
 
 from ..errors import AgentCallError, ConfigError
@@ -17,26 +16,13 @@ from .credentials import register_header_secrets
 from .openai_chat import chat_messages, read_completion
 from .openai_files import read_system, read_tools
 from .openai_stream import read_stream
-from .registry import ConnectorSettings, ProviderContext, ProviderSettings, register_provider
+from .registry import ProviderContext
 from .replies import is_event_stream, parse_json, read_text
+from .settings import ConnectorSettings, OpenAISettings
 from .transport import HttpTransport
 from .urls import check_url, display_url
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
-
-
-class OpenAISettings(ProviderSettings):
-    """A `provider: openai` entry of agenttest.yaml."""
-
-    connector: str | None = None          # a name under `connectors:`; the inline fields below override it
-    base_url: str | None = None
-    api_key: str | None = None
-    model: str | None = None
-    headers: dict[str, str] = Field(default_factory=dict)
-    params: dict[str, Any] = Field(default_factory=dict)
-    system: str | None = None             # the prompt, or a file relative to the config's directory
-    stream: bool = False
-    mock_tools: dict[str, Any] = Field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -164,7 +150,7 @@ def _defined(names: Iterable[str]) -> str:
     return f" (defined: {', '.join(listed)})" if listed else " (no connectors are defined)"
 
 
-@register_provider("openai", OpenAISettings)
+
 def create(agent_id: str, settings: OpenAISettings, ctx: ProviderContext) -> OpenAIAgent:
     """Build the agent with every endpoint it could be switched to. Building them here, before any case runs,
     registers every credential while the log is still ours: in GitHub Actions an `::add-mask::` printed later would

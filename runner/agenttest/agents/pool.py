@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError, UsageError
 from ..hints import did_you_mean
@@ -17,10 +17,12 @@ from ..project import ProjectConfig
 from . import builtin, registry
 from .base import Agent
 from .builtin import BuiltinSettings
-from .meter import Meter, MeteredAgent
 from .openai_files import read_tools
 from .recorded_config import recorded_config
-from .replay import Cassettes, RecordingAgent, ReplayingAgent
+
+if TYPE_CHECKING:  # the wrappers are imported when a run records, replays or meters (`validate` needs none)
+    from .meter import Meter
+    from .replay import Cassettes
 
 # The settings that never count towards an agent's identity (they are secrets, not behaviour).
 _SECRET_FIELDS = {"api_key", "headers", "env"}
@@ -128,6 +130,8 @@ class AgentPool:
             return self._agents[agent_id]
         agent: Agent
         if self._replay and self._cassettes is not None:     # no connection, no credential, no variable needed
+            from .replay import ReplayingAgent
+
             agent = ReplayingAgent(agent_id, self._cassettes, recorded_config(self.project, agent_id))
         else:
             self.project.check_variables(agent_id, uses_connectors=hasattr(settings, "connector"))
@@ -139,8 +143,12 @@ class AgentPool:
             else:
                 agent = registry.PROVIDERS[settings.provider].create(agent_id, settings, context)
             if self._cassettes is not None:
+                from .replay import RecordingAgent
+
                 agent = RecordingAgent(agent, self._cassettes, recorded_config(self.project, agent_id))
             if self._meter is not None:
+                from .meter import MeteredAgent
+
                 agent = MeteredAgent(agent, self._meter,
                                      lambda request: self.price(agent_id, request.options.get("connector")))
         self._agents[agent_id] = agent

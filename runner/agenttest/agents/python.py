@@ -11,13 +11,8 @@ from ..errors import AgentCallError, ConfigError
 from ..threads import call_user
 from ..user_errors import describe
 from .base import AgentRequest, AgentResponse
-from .registry import ProviderContext, ProviderSettings, register_provider
-
-
-class PythonSettings(ProviderSettings):
-    """A `provider: python` entry of agenttest.yaml."""
-
-    callable: str   # `package.module:function`, importable from the config file's directory
+from .registry import ProviderContext
+from .settings import PythonSettings
 
 
 class PythonAgent:
@@ -45,7 +40,7 @@ class PythonAgent:
         return None
 
 
-@register_provider("python", PythonSettings)
+
 def create(agent_id: str, settings: PythonSettings, ctx: ProviderContext) -> PythonAgent:
     """Import `module:function` from the config file's directory. Raises ConfigError when it cannot."""
     module_name, _, func_name = settings.callable.partition(":")

@@ -1,50 +1,31 @@
-"""Providers by name: each declares the settings it accepts in agenttest.yaml and builds an Agent from them."""
+"""Providers by name: each declares the settings it accepts in agenttest.yaml and builds an Agent from them.
+
+The built-in providers are a table of names, settings and the module that builds their agents: the module (and the
+HTTP client or subprocess code it needs) is imported only when an agent of that provider is built, so reading a
+config stays cheap.
+"""
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from .base import Agent
+from .settings import (
+    ConnectorSettings,
+    ExecSettings,
+    HttpSettings,
+    OpenAISettings,
+    Price,
+    ProviderSettings,
+    PythonSettings,
+)
 
-
-class Price(BaseModel):
-    """What a model costs, in USD per million tokens, for the run budget (`--max-cost`) and the cost by role."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    input: float = Field(ge=0)
-    output: float = Field(ge=0)
-
-
-class ProviderSettings(BaseModel):
-    """Fields every agent entry may have; providers subclass this with their own (unknown keys are errors)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    provider: str
-    description: str = ""                              # given to generators
-    price: Price | None = None                         # overrides its connector's price; 0/0 for a free agent
-    tools: str | list[dict[str, Any]] | None = None    # OpenAI tool schema (a JSON file, or inline): given to
-                                                       # generators; the openai provider also offers them
-
-
-class ConnectorSettings(BaseModel):
-    """A named OpenAI-compatible endpoint (`connectors:` in agenttest.yaml)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    type: str = "openai"
-    base_url: str = "https://api.openai.com/v1"
-    api_key: str | None = None
-    model: str
-    headers: dict[str, str] = Field(default_factory=dict)
-    params: dict[str, Any] = Field(default_factory=dict)
-    price: Price | None = None              # USD per 1M tokens: {input, output}
+__all__ = ["PROVIDERS", "ConnectorSettings", "Price", "Provider", "ProviderContext", "ProviderSettings",
+           "register_provider"]
 
 
 @dataclass
@@ -63,21 +44,33 @@ Factory = Callable[[str, Any, ProviderContext], Agent]
 
 @dataclass
 class Provider:
-    """A registered provider: its name in agenttest.yaml, the settings it accepts, and its factory."""
+    """A provider: its name in agenttest.yaml, the settings it accepts, and its factory — a function, or the
+    `module:function` that holds it (imported on first use)."""
 
     name: str
     settings: type[ProviderSettings]
-    create: Factory
+    factory: Factory | str
+
+    def create(self, agent_id: str, settings: Any, ctx: ProviderContext) -> Agent:
+        if isinstance(self.factory, str):
+            module, _, function = self.factory.partition(":")
+            self.factory = getattr(importlib.import_module(module, __package__), function)
+        return self.factory(agent_id, settings, ctx)
 
 
-PROVIDERS: dict[str, Provider] = {}
+PROVIDERS: dict[str, Provider] = {
+    "exec": Provider("exec", ExecSettings, ".exec:create"),
+    "http": Provider("http", HttpSettings, ".http:create"),
+    "openai": Provider("openai", OpenAISettings, ".openai:create"),
+    "python": Provider("python", PythonSettings, ".python:create"),
+}
 
 
 def register_provider(name: str, settings: type[ProviderSettings]) -> Callable[[Factory], Factory]:
     """Register `create(agent_id, settings, ctx) -> Agent` for `provider: <name>` entries."""
 
     def register(create: Factory) -> Factory:
-        PROVIDERS[name] = Provider(name=name, settings=settings, create=create)
+        PROVIDERS[name] = Provider(name=name, settings=settings, factory=create)
         return create
 
     return register

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
-from typing import Any
-
-import aiohttp
+from typing import TYPE_CHECKING, Any
 
 from ..bounds import TOO_DEEP
 from ..errors import AgentCallError
 from ..secrets import mask, mask_head
+
+if TYPE_CHECKING:
+    import aiohttp
 
 _SNIPPET = 300            # characters of a reply quoted in an error message
 

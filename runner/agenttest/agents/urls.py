@@ -6,8 +6,6 @@ from __future__ import annotations
 import re
 import urllib.parse
 
-from yarl import URL
-
 from ..errors import ConfigError
 from ..secrets import MASK, mask, register_secret
 
@@ -54,6 +52,8 @@ def register_part(text: str) -> None:
 def display_url(url: str) -> str:
     """The URL as messages and artifacts show it: no user-info, a query value holding a secret shown as ***, any
     other registered secret masked."""
+    from yarl import URL  # the providers that show URLs load it anyway (aiohttp's); reading a config does not
+
     try:
         parsed = URL(url)
     except ValueError:
@@ -82,6 +82,8 @@ def without_user_info(text: str) -> str:
 def check_url(url: str, where: str) -> str:
     """An absolute http(s) URL, or a ConfigError naming the setting. Its password, if any, is registered as a
     secret (before anything shows the URL)."""
+    from yarl import URL
+
     try:
         parsed = URL(url)
     except ValueError as exc:

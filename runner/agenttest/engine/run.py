@@ -29,18 +29,19 @@ from ..errors import EXIT_INTERRUPTED, EXIT_USAGE, HookError, UsageError
 from ..files import json_line, write_text
 from ..hints import did_you_mean
 from ..options import shard_of
-from ..report import Reporter, RunInfo, build_reporters
-from ..report.base import Report, now
+from ..report.base import Report, Reporter, RunInfo, now
 from ..report.ci import artifact_paths
 from ..report.merge import read_report
+from ..report.reporters import build_reporters
 from ..results import CaseResult, Summary
 from ..usage import Usage
 from ..workspace import repository_root
 from .case_runner import AFTER_HOOK_GRACE, RunServices, base_result, case_dict, result_dict
 from .context import RunContext
 from .dynamic import DynamicRunner
+from .generate import generate
 from .hooks import Hooks
-from .plan import checks_for, generate, helper_agents, prepare_generators, select, shard, suite_digest
+from .plan import checks_for, helper_agents, prepare_generators, select, shard, suite_digest
 from .repeats import Repeats, Unit
 from .schedule import Scheduler
 from .standard import StandardRunner

@@ -9,38 +9,22 @@ from __future__ import annotations
 
 from importlib import resources
 from pathlib import Path
-from typing import Any, Literal
-
-from pydantic import BaseModel, ConfigDict, Field
+from typing import TYPE_CHECKING, Any
 
 from ...errors import ConfigError
-from ..openai import OpenAIAgent, OpenAISettings, build_openai_agent
-from ..registry import Price, ProviderContext
+from ..settings import BuiltinSettings, OpenAISettings
+
+if TYPE_CHECKING:
+    from ..openai import OpenAIAgent
+    from ..registry import ProviderContext
+
+__all__ = ["DEFAULT_PARAMS", "ROLES", "BuiltinSettings", "create", "default_prompt", "prompt_text"]
 
 ROLES = ("validator", "simulator", "generator")
 
 # Judges and simulated users should be repeatable, and every reply is read as JSON. `params` in the config win
 # (a `null` removes one, for servers that reject `response_format`).
 DEFAULT_PARAMS: dict[str, Any] = {"temperature": 0, "response_format": {"type": "json_object"}}
-
-
-class BuiltinSettings(BaseModel):
-    """A `builtin:` entry of agenttest.yaml: the role, where the model is (a connector and/or inline fields, as for
-    `provider: openai`), and optionally a prompt file that replaces the built-in prompt."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    builtin: Literal["validator", "simulator", "generator"]
-    description: str = ""
-    connector: str | None = None
-    base_url: str | None = None
-    api_key: str | None = None
-    model: str | None = None
-    headers: dict[str, str] = Field(default_factory=dict)
-    params: dict[str, Any] = Field(default_factory=dict)
-    stream: bool = False
-    prompt: str | None = None     # a file, relative to the config's directory
-    price: Price | None = None    # overrides its connector's price
 
 
 def default_prompt(role: str) -> str:
@@ -67,6 +51,8 @@ def prompt_text(agent_id: str, settings: BuiltinSettings, config_dir: Path) -> s
 
 def create(agent_id: str, settings: BuiltinSettings, ctx: ProviderContext) -> OpenAIAgent:
     """The helper as an OpenAI-compatible agent with its prompt as the system message. Raises ConfigError."""
+    from ..openai import build_openai_agent
+
     params = {**DEFAULT_PARAMS, **settings.params}
     openai_settings = OpenAISettings(
         provider="openai", description=settings.description, connector=settings.connector,
