@@ -16,21 +16,24 @@ TOO_DEEP = f"nested deeper than {MAX_DEPTH} levels"
 MAX_STORED_CHARS = 32_768       # of one string, as an artifact keeps it
 MAX_STORED_JSON = 262_144       # of one value's JSON, as an artifact keeps it
 SHARED_FROM = 1_024             # an assertion's `actual` this long that equals the output is not stored again
+_CONTAINERS = (dict, list, tuple)
 
 
 def depth(value: Any, stop: int = MAX_DEPTH + 1) -> int:
     """How deep `value` nests (a scalar is 0, `[1]` is 1), counted up to `stop`."""
+    if not isinstance(value, _CONTAINERS):
+        return 0
     deepest = 0
-    stack: list[tuple[Any, int]] = [(value, 0)]
-    while stack:
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:                 # only containers are pushed: a case's or a reply's scalars cost one isinstance
         item, level = stack.pop()
-        if isinstance(item, (dict, list, tuple)):
-            level += 1
-            deepest = max(deepest, level)
+        if level > deepest:
+            deepest = level
             if deepest >= stop:
                 return deepest
-            children = item.values() if isinstance(item, dict) else item
-            stack.extend((child, level) for child in children)
+        for child in item.values() if isinstance(item, dict) else item:
+            if isinstance(child, _CONTAINERS):
+                stack.append((child, level + 1))
     return deepest
 
 

@@ -30,7 +30,6 @@ import json
 import re
 from typing import Any
 
-import json_repair
 import yaml
 
 _FENCE = re.compile(r"```(\w*)\s*\n?(.*?)\n?```", re.DOTALL | re.ASCII)
@@ -208,6 +207,8 @@ def _parse(content: str, yaml_block: bool) -> Any | None:
 
 def _repair(content: str) -> Any | None:
     try:
+        import json_repair  # only when a reply needs repairing
+
         return json_repair.loads(content)
     except Exception:  # the repairer has its own failure modes (nesting depth, odd input); none may escape
         return None

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -161,6 +160,8 @@ def _sample_passed(config: _Judge, reply: JudgeReply) -> bool:
 
 async def _all_or_none(calls: list[Awaitable[T]]) -> list[T]:
     """Every result, in order; at the first failure the other calls are cancelled and the failure raised."""
+    import asyncio  # here, not at the top: registering the assertion types must not load the event loop's stack
+
     tasks = [asyncio.ensure_future(call) for call in calls]
     try:
         return list(await asyncio.gather(*tasks))

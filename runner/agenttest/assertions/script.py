@@ -7,7 +7,6 @@ from typing import Any, NamedTuple
 
 from ..errors import HookError, SuiteError
 from ..refs import resolve_callable
-from ..threads import call_user
 from ..user_errors import describe
 from .base import AssertionSpec, EvalContext, Verdict, assertion
 
@@ -49,6 +48,8 @@ async def script(spec: AssertionSpec, ctx: EvalContext) -> Verdict:
     `{"pass": bool, "message": str}` (`passed` is accepted for `pass`). A sync function runs in its own thread, so
     a slow one is stopped by the case's timeout; raising, or calling `sys.exit`, fails the assertion.
     """
+    from ..threads import call_user  # imported on use: registering the assertion types loads no event loop
+
     target: _Script = spec.prepared
     try:
         returned = await call_user(target.func, ctx.output, ctx.input, spec.value, ctx.response.to_dict())

@@ -15,14 +15,7 @@ import json
 import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, NamedTuple
-
-from jsonpath_ng import Child, Fields, Index, Root, This
-from jsonpath_ng import JSONPath as JsonPathExpr
-from jsonpath_ng.ext.parser import parse as parse_jsonpath
-from jsonschema import SchemaError, ValidationError
-from jsonschema.protocols import Validator
-from jsonschema.validators import validator_for
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..bounds import TOO_DEEP
 from ..errors import SuiteError
@@ -30,6 +23,11 @@ from ..extract import extract_json
 from ..secrets import shorten
 from ..workspace import UnsafePath, checked_file
 from .base import AssertionSpec, EvalContext, Verdict, assertion, describe, json_equal, json_type
+
+if TYPE_CHECKING:  # jsonpath-ng and jsonschema are imported when a suite first uses them (start-up stays fast)
+    from jsonpath_ng import JSONPath as JsonPathExpr
+    from jsonschema import ValidationError
+    from jsonschema.protocols import Validator
 
 JSON_TYPES = ("string", "number", "boolean", "array", "object", "null")
 _YAO_PART = re.compile(r"([^\[\]]*)((?:\[\d+\])*)")
@@ -44,6 +42,8 @@ def compile_path(path: str | None) -> Lookup:
     if not path:
         return _whole_document
     if path.startswith("$"):
+        from jsonpath_ng.ext.parser import parse as parse_jsonpath
+
         try:
             expr = parse_jsonpath(path)
         except Exception as exc:  # jsonpath-ng raises plain Exception as well as its own lexer/parser errors
@@ -77,6 +77,8 @@ def _jsonpath_lookup(expr: JsonPathExpr, selects_one: bool) -> Lookup:
 
 def _selects_one(expr: JsonPathExpr) -> bool:
     """Whether a JSONPath can match at most one value (only single fields and single indexes)."""
+    from jsonpath_ng import Child, Fields, Index, Root, This
+
     if isinstance(expr, (Root, This)):
         return True
     if isinstance(expr, Child):
@@ -182,6 +184,9 @@ def _prepare_json_schema(spec: AssertionSpec) -> None:
     if not isinstance(schema, dict):
         raise SuiteError(f"json_schema assertion 'value' must be a schema object or a path to a .json file, "
                          f"got {describe(spec.value)}")
+    from jsonschema import SchemaError
+    from jsonschema.validators import validator_for
+
     validator_class = validator_for(schema)
     try:
         validator_class.check_schema(schema)
