@@ -15,6 +15,8 @@ from hypothesis import strategies as st
 
 from agenttest import secrets
 from agenttest.agents.replies import snippet
+from agenttest.bounds import DEPTH_MARKER, MAX_DEPTH, depth
+from agenttest.files import json_line, json_text
 from agenttest.report.escape import one_line, preview
 from agenttest.secrets import encoded_forms, mask, mask_head, register_secret, shorten
 
@@ -22,14 +24,14 @@ from agenttest.secrets import encoded_forms, mask, mask_head, register_secret, s
 @contextmanager
 def registry(*values: str) -> Iterator[None]:
     """A registry holding only `values` for the block (the real one is process-wide)."""
-    saved = secrets._SECRETS, secrets._FORMS, secrets._LONGEST
-    secrets._SECRETS, secrets._FORMS, secrets._LONGEST = set(), (), 0
+    saved = secrets._SECRETS, secrets._FORMS, secrets._JSON_FORMS, secrets._LONGEST
+    secrets._SECRETS, secrets._FORMS, secrets._JSON_FORMS, secrets._LONGEST = set(), (), (), 0
     try:
         for value in values:
             register_secret(value)
         yield
     finally:
-        secrets._SECRETS, secrets._FORMS, secrets._LONGEST = saved
+        secrets._SECRETS, secrets._FORMS, secrets._JSON_FORMS, secrets._LONGEST = saved
 
 
 def test_forms_are_the_runners() -> None:
@@ -91,3 +93,63 @@ def test_no_cut_reveals_a_secret_less_one_character(secret: str, before: str, af
         for form in encoded_forms(secret):
             if len(form) > 1:
                 assert form[:-1] not in out and form[1:] not in out, (form, out)
+
+
+_JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers(-10**6, 10**6) | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=8),
+    lambda children: st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=4), children, max_size=3),
+    max_leaves=20)
+
+
+@given(value=_JSON_VALUES, secret=st.text(min_size=4, max_size=12), where=st.sampled_from(["value", "key", "list"]),
+       before=st.text(max_size=3), after=st.text(max_size=3))
+def test_artifacts_hold_no_secret_in_any_string_or_key(value: object, secret: str, where: str, before: str,
+                                                       after: str) -> None:
+    """JSON artifacts are written by orjson and searched for the secrets' escaped forms: a secret anywhere — with
+    quotes, backslashes, control or non-ASCII characters — is masked in both layouts, and the JSON is the same
+    data otherwise."""
+    held = before + secret + after
+    data = {"value": held, "other": value} if where == "value" else \
+        {held: value} if where == "key" else {"items": [value, [held]]}
+    with registry(secret):
+        for text in (json_line(data), json_text(data)):
+            strings = _strings(json.loads(text))
+            assert not [s for s in strings if secret in s]
+            assert [s for s in strings if "***" in s]
+
+
+@given(value=_JSON_VALUES)
+def test_artifacts_without_a_secret_are_the_data_as_written(value: object) -> None:
+    with registry("sk-never-in-there"):
+        assert json.loads(json_line({"v": value})) == {"v": value}
+        assert json.loads(json_text({"v": value})) == {"v": value}
+        assert json_text({"v": value}) == json.dumps({"v": value}, ensure_ascii=False, indent=2) + "\n" \
+            or any(isinstance(x, float) for x in _leaves(value))   # float spelling may differ (1e-05 / 1e-5)
+
+
+def _strings(value: object) -> list[str]:
+    """Every string of a JSON value, keys included."""
+    if isinstance(value, dict):
+        return [*value, *(s for child in value.values() for s in _strings(child))]
+    if isinstance(value, list):
+        return [s for child in value for s in _strings(child)]
+    return [value] if isinstance(value, str) else []
+
+
+def _leaves(value: object) -> list[object]:
+    if isinstance(value, dict):
+        return [leaf for child in value.values() for leaf in _leaves(child)]
+    if isinstance(value, list):
+        return [leaf for child in value for leaf in _leaves(child)]
+    return [value]
+
+
+def test_a_lone_surrogate_and_a_very_deep_value_still_make_strict_json() -> None:
+    deep: object = "bottom"
+    for _ in range(3000):                # deeper than orjson writes: the json module and the depth cut take over
+        deep = [deep]
+    with registry("sk-secret-value"):
+        line = json_line({"s": "\ud800 sk-secret-value", "deep": deep})
+    assert "\\ud800" in line and "sk-secret-value" not in line and "***" in line
+    assert DEPTH_MARKER in line and depth(json.loads(line)) <= MAX_DEPTH + 1

@@ -26,6 +26,7 @@ MASK = "***"
 _MIN_LENGTH = 4   # masking "a" or "12" would mangle ordinary text
 _SECRETS: set[str] = set()
 _FORMS: tuple[str, ...] = ()          # every form of every secret, longest first
+_JSON_FORMS: tuple[str, ...] = ()     # …and each as it shows inside a JSON string
 _LONGEST = 0                          # length of the longest form
 _lock = threading.Lock()
 
@@ -44,7 +45,7 @@ def encoded_forms(value: str) -> list[str]:
 def register_secret(value: str) -> None:
     """Remember `value` for masking; in GitHub Actions also ask the runner to mask it (once, before any use),
     outside the run's stop-commands block, where the runner would ignore the request (see actions_log)."""
-    global _FORMS, _LONGEST
+    global _FORMS, _JSON_FORMS, _LONGEST
     if len(value) < _MIN_LENGTH:
         return
     with _lock:
@@ -53,6 +54,7 @@ def register_secret(value: str) -> None:
         _SECRETS.add(value)
         forms = {form for secret in _SECRETS for form in encoded_forms(secret)}
         _FORMS = tuple(sorted(forms, key=len, reverse=True))
+        _JSON_FORMS = tuple({json.dumps(form, ensure_ascii=False)[1:-1] for form in _FORMS})
         _LONGEST = len(_FORMS[0])
     if os.environ.get("GITHUB_ACTIONS") == "true":
         add_mask(value)
@@ -126,6 +128,12 @@ def shorten(text: str, limit: int, ellipsis: str = "…") -> str:
     """`text` masked, then cut to `limit` characters (and `ellipsis`) when longer: how text is cut for display."""
     head, whole = mask_head(text, limit)
     return head if whole and len(head) <= limit else head[:limit] + ellipsis
+
+
+def appears_in_json(text: str) -> bool:
+    """Whether JSON text (as `json.dumps(ensure_ascii=False)` or orjson writes it) may hold a secret in one of its
+    strings: JSON escapes character by character, so a string holding a form holds its escaped form once written."""
+    return any(form in text for form in _JSON_FORMS)
 
 
 def redact(value: Any) -> Any:
