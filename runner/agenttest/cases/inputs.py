@@ -84,9 +84,9 @@ class _Attachments:
 
 def normalize_input(value: Any, *, base_dir: Path, repo_root: Path) -> list[dict[str, Any]]:
     """The chat messages of a case's `input`, attachments loaded. Raises InputError naming the field."""
-    files = _Attachments(base_dir, repo_root)
     if isinstance(value, str):
         return [{"role": "user", "content": value}]
+    files = _Attachments(base_dir, repo_root)
     if isinstance(value, dict):
         return [_message(value, "input", files)]
     if isinstance(value, list):

@@ -75,13 +75,14 @@ def load_suite(inputs: list[str], *, cwd: Path, project_dir: Path | None = None,
         loaded.add(real)
         display = display_path(source, cwd)
         builder.suite.files.append(display)
-        root = repo_root or attachment_root(source.parent, project_dir)
+        base_dir = source.parent
+        root = repo_root or attachment_root(base_dir, project_dir)
         try:        # a suite file that is a symlink out of the repository, a FIFO, a huge file: not read
-            entries = read_entries(checked_file(source, attachment_root(source.parent, project_dir), display))
+            entries = read_entries(checked_file(source, attachment_root(base_dir, project_dir), display))
         except UnsafePath as exc:
             entries = [RawEntry(1, error=f"suite file {exc}")]
         for entry in entries:
-            builder.add_entry(entry, display, source.parent, root)
+            builder.add_entry(entry, display, base_dir, root)
     return builder.suite
 
 
@@ -113,6 +114,8 @@ class _SuiteBuilder:
             self.suite.entries.append(InvalidCase(INVALID + problem, id=case_id, file=file, line=raw.line,
                                                   input=raw_input))
             return
+        if self.checks.root != repo_root:      # each case of a file is checked with its repository root
+            self.checks = replace(self.checks, root=repo_root)
         try:
             entry = build_case(raw.value, file=file, line=raw.line, base_dir=base_dir, repo_root=repo_root,
                                checks=self.checks, warnings=self.suite.warnings)
@@ -162,7 +165,8 @@ def build_case(value: Any, *, file: str | None, line: int | None, base_dir: Path
     """Validate one parsed entry into a Case, or an InvalidCase listing every problem found (joined by `; `).
     Warnings (the case is still valid) are appended to `warnings` as `place: field: message`; `where` names an
     entry that has no file (a generated case)."""
-    checks = replace(checks or Checks(), root=repo_root)
+    if checks is None or checks.root != repo_root:
+        checks = replace(checks or Checks(), root=repo_root)
     case_id, raw_input = _known_id_and_input(value)
     if too_deep(value):       # every later walk (checks, comparisons, artifacts) stays shallow
         lead = f"{where}: " if where else ""

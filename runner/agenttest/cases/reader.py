@@ -168,11 +168,10 @@ class _JsonReader:
         return f"duplicate key {self._repeated[0]!r} in one JSON object" if self._repeated else None
 
     def _object(self, pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-        obj: dict[str, Any] = {}
-        for key, value in pairs:
-            if key in obj:
-                self._repeated.append(key)
-            obj[key] = value
+        obj = dict(pairs)
+        if len(obj) != len(pairs):          # rare: only then find which key came twice
+            seen: set[str] = set()
+            self._repeated.extend(key for key, _ in pairs if key in seen or seen.add(key))
         return obj
 
     @staticmethod

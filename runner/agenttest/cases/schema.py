@@ -86,7 +86,10 @@ class AssertionEntry(_Strict):
 
     @model_validator(mode="after")
     def _one_value(self) -> AssertionEntry:
-        given = [key for key in ("value", "pattern", "name") if key in self.model_fields_set]
+        fields = self.model_fields_set
+        if "pattern" not in fields and "name" not in fields:      # the common case: no alias used
+            return self
+        given = [key for key in ("value", "pattern", "name") if key in fields]
         if len(given) > 1:
             raise ValueError(f"{' and '.join(repr(k) for k in given)} are the same field; give only one")
         for alias, kind in (("pattern", "regex"), ("name", "tool_called")):
