@@ -40,6 +40,9 @@ class CaseResult:
     stability: dict[str, Any] | None = None         # with --runs: pass rate, class, flaky, durations
     position: int | None = None                     # with --shard: the case's place in the whole suite
     agent_id: str | None = None                     # the agent under test (one run may test several)
+    # Once bound the result is final: its JSON shape is built once, for events.jsonl and again for report.json.
+    _shape: dict[str, Any] | None = field(default=None, init=False, repr=False, compare=False)
+    _bound: bool = field(default=False, init=False, repr=False, compare=False)
 
     def bound(self) -> None:
         """Keep only what artifacts store of each value (`bounds.stored`), once the assertions have seen the whole
@@ -59,6 +62,14 @@ class CaseResult:
             value = getattr(self, name)
             if value:
                 setattr(self, name, json_safe(value, cap=MAX_STORED_CHARS))
+        self._bound, self._shape = True, None
+
+    def __copy__(self) -> CaseResult:
+        """A copy to change (a verdict over runs): its JSON shape is built anew."""
+        copied = CaseResult.__new__(CaseResult)
+        copied.__dict__.update(self.__dict__)
+        copied._shape = None
+        return copied
 
     @property
     def key(self) -> tuple[str, str]:
@@ -66,6 +77,16 @@ class CaseResult:
         return (self.file or self.source or "", self.id)
 
     def to_dict(self) -> dict[str, Any]:
+        """The result as report.json writes it. Built once when the result is final (`bound`); `position` (set
+        after the run) is added each time."""
+        shape = self._shape
+        if shape is None:
+            shape = self._to_dict()
+            if self._bound:
+                self._shape = shape
+        return shape if self.position is None else {**shape, "position": self.position}
+
+    def _to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"id": self.id}
         if self.name:
             out["name"] = self.name
@@ -104,8 +125,6 @@ class CaseResult:
             out["runs"] = self.runs
         if not self.ran:
             out["ran"] = False
-        if self.position is not None:
-            out["position"] = self.position
         return out
 
 

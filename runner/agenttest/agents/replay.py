@@ -83,12 +83,18 @@ class Cassettes:
         self._recorded: dict[Path, dict[str, _Interaction]] = defaultdict(dict)
         self._configs: dict[Path, dict[str, dict[str, Any]]] = defaultdict(dict)
         self._ranks: dict[tuple[str, str, str], int] = defaultdict(int)
+        self._paths: dict[str, Path] = {}           # source → its cassette file (every case of a file asks)
 
     # -- where a case's calls are kept --------------------------------------------------------------------------
 
     def path_for(self, case: tuple[str, str]) -> Path:
         """The cassette file of a case (its suite file, generator input, or the direct messages)."""
-        source, _ = case
+        source = case[0]
+        if source not in self._paths:
+            self._paths[source] = self._path_for(source)
+        return self._paths[source]
+
+    def _path_for(self, source: str) -> Path:
         if not source:
             return self.directory / "messages.json"
         if ":" in source and not Path(source).suffix:     # a generator input (`agents:gen?count=3`)
@@ -125,21 +131,22 @@ class Cassettes:
         key = request_key(shown)
         rank = self.rank(case, key)
         path = self.path_for(case)
-        where = f"{self._display(path)}, case {case[1]!r}"
         try:
             cassette = self._read(path)
         except AgentCallError as exc:
             raise AgentCallError(f"replay: {exc.message}", kind="infra") from None
         interactions = cassette.cases.get(case[1], [])
         found = next((i for i in interactions if i.key == key), None)
+        if found is not None and rank < len(found.responses) and (
+                config is None or found.config is None or found.config == config.digest):
+            return _response(found.responses[rank], request)
+        where = f"{self._display(path)}, case {case[1]!r}"      # only a miss is explained
         if found is not None and config is not None and found.config is not None \
                 and found.config != config.digest:
             then = cassette.configs.get(found.config)
             change = _first_difference(config.described, then) if then is not None else "its configuration"
             raise AgentCallError(f"replay: agent {request.agent!r} changed since {where} was recorded ({change}); "
                                  f"re-record with --record {self._display()}", kind="infra")
-        if found is not None and rank < len(found.responses):
-            return _response(found.responses[rank], request)
         if found is not None:
             raise AgentCallError(f"replay: this {request.role} call was recorded {len(found.responses)} time(s) in "
                                  f"{where}, and is made again; record with --record {self._display()}", kind="infra")

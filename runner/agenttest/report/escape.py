@@ -36,6 +36,8 @@ def to_text(value: Any) -> str:
         return ""
     if isinstance(value, str):
         return value
+    if type(value) is int:           # a line number or a count: what json.dumps writes, without its cost
+        return str(value)
     return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
 
 
@@ -47,6 +49,8 @@ def plain(value: Any, limit: int | None = None) -> str:
     secret. Masked again once escape sequences are gone, for a secret they split."""
     text = to_text(value)
     head = mask_head(text, limit + 64)[0] if limit is not None else mask(text)
+    if "\x1b" not in head and "\x9b" not in head:     # no escape sequence (nearly every text): nothing to strip
+        return head
     return mask(_ANSI.sub("", head))
 
 
@@ -91,7 +95,10 @@ def _visible(match: re.Match[str]) -> str:
 def xml_text(value: Any) -> str:
     """A string every XML 1.0 writer accepts: cleaned, and each illegal character replaced by its visible `#xNN`
     form (pytest's `bin_xml_escape`). `& < > "` are left to the XML serializer."""
-    return _XML_ILLEGAL.sub(_visible, clean(value))
+    text = clean(value)
+    if text.isascii() and text.isprintable():         # only characters from space to `~`: all legal
+        return text
+    return _XML_ILLEGAL.sub(_visible, text)
 
 
 # --- HTML ------------------------------------------------------------------------------------------------------
