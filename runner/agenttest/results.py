@@ -12,7 +12,7 @@ from .usage import Usage
 Status = Literal["passed", "failed", "error", "timeout", "skipped"]
 
 
-@dataclass
+@dataclass(slots=True)
 class CaseResult:
     """The verdict on one case: what was sent, what came back, every assertion's verdict, and where it is written."""
 
@@ -67,7 +67,8 @@ class CaseResult:
     def __copy__(self) -> CaseResult:
         """A copy to change (a verdict over runs): its JSON shape is built anew."""
         copied = CaseResult.__new__(CaseResult)
-        copied.__dict__.update(self.__dict__)
+        for name in CaseResult.__slots__:
+            setattr(copied, name, getattr(self, name))
         copied._shape = None
         return copied
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 ROLES = ("target", "judge", "simulator", "generator")
 
 
-@dataclass
+@dataclass(slots=True)
 class Usage:
     """Calls and tokens per role. A call served from the cache counts as a call and as `cached`, but its tokens
     were not spent by this run and are not added."""

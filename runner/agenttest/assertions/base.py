@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from ..agents.helpers import HelperCaller
 
 
-@dataclass
+@dataclass(slots=True)
 class AssertionSpec:
     """One assertion as written in a case, validated at load time.
 
@@ -73,7 +73,7 @@ class EvalContext:
         return to_text(self.output)
 
 
-@dataclass
+@dataclass(slots=True)
 class AssertionResult:
     """The verdict of one assertion as kept in the report."""
 

@@ -43,7 +43,7 @@ class Conversation:
 SCRIPTED = "scripted"
 
 
-@dataclass
+@dataclass(slots=True)
 class Case:
     """One valid test case: standard, or dynamic when it has a `conversation`."""
 
