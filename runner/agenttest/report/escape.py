@@ -20,7 +20,9 @@ from ..secrets import mask, mask_head
 # CSI (ESC [ … final), OSC (ESC ] … BEL or ESC \), and two-character escapes (ESC + one of @-Z \ ] ^ _).
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]|\x9b[0-?]*[ -/]*[@-~]")
 # Characters XML 1.0 forbids (production [2]), plus DEL and the C1 controls it discourages, as pytest does.
-_XML_ILLEGAL = re.compile("[^\t\n\x20-\x7e\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+# Listed as they are: the negated class of the allowed ranges (the same set, checked over every code point) took
+# 19 ms to compile at every start.
+_XML_ILLEGAL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]<>&|~!$])")      # inline syntax, raw HTML, entities, table cells, math
 _MD_AUTOLINK = re.compile(r"(?i)(?<=[a-z0-9])(:)(?=//)|(?<![a-z0-9])(www)(\.)")
 _BACKTICKS = re.compile(r"`+")
