@@ -23,14 +23,13 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from measure import AgentServer, BenchError, ChildRun, child_env, median, run_child
 from promptfoo_eval import Promptfoo, check_passed, locate
 from suites import API_KEY, API_KEY_VAR, SUITE, dynamic_project, promptfoo_config, standard_project
-from tables import print_dynamic, print_replay, print_scenarios, print_startup, write_json
+from tables import print_tables, write_json
 
 SECTIONS = ("startup", "scenarios", "dynamic", "replay")
 DEFAULT_SCENARIOS = ("2000/64", "400/8", "10000/64")
@@ -288,6 +287,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--python", default=sys.executable,
                         help="the interpreter that runs agenttest; its bin/agenttest is timed at start-up")
     parser.add_argument("--json", metavar="FILE", type=Path, help="write every raw measurement here")
+    parser.add_argument("--tables-from", metavar="FILE", type=Path,
+                        help="measure nothing: print the tables of a --json FILE written earlier")
     parser.add_argument("--workdir", type=Path, help="keep the suites, artifacts and logs here (default: a "
                                                      "temporary directory, removed at the end)")
     return parser
@@ -295,6 +296,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if args.tables_from:
+        print_tables(json.loads(args.tables_from.read_text()))
+        return 0
     args.scenario = args.scenario or [parse_scenario(text) for text in DEFAULT_SCENARIOS]
     sections = args.section or list(SECTIONS)
     if args.dynamic_turns < 2:
@@ -318,29 +322,21 @@ def _run(args: argparse.Namespace, sections: list[str], work: Path, command: lis
         _say(note)
     bench = Bench(args, work, promptfoo)
     data: dict[str, Any] = {"command": command, "started_at": _now(), "machine": machine_info(bench),
-                            "settings": {key: value for key, value in vars(args).items() if key != "json"}}
+                            "settings": {key: value for key, value in vars(args).items() if key != "json"},
+                            "promptfoo_note": note}
     data["settings"]["scenario"] = [f"{n}/{p}" for n, p in args.scenario]
-    printers: list[Callable[[], None]] = []
     if "startup" in sections:
         data["startup"] = section_startup(bench)
-        printers.append(lambda: print_startup(data["startup"]))
     if "scenarios" in sections or "dynamic" in sections:
         with bench.server("shared") as server:
             if "scenarios" in sections:
                 data["scenarios"] = section_scenarios(bench, server)
-                printers.append(lambda: print_scenarios(data["scenarios"], promptfoo, note))
             if "dynamic" in sections:
                 data["dynamic"] = section_dynamic(bench, server)
-                printers.append(lambda: print_dynamic(data["dynamic"]))
     if "replay" in sections:
         data["replay"] = section_replay(bench)
-        printers.append(lambda: print_replay(data["replay"]))
     data["finished_at"] = _now()
-    m = data["machine"]
-    print(f"\n{m['platform']}, {m['cpu_count']} CPUs, Python {m['python']}, agenttest {m['agenttest_version']} "
-          f"({m['agenttest_commit']}), load average at start {m['load_avg_at_start']}")
-    for show in printers:
-        show()
+    print_tables(data)
     if args.json:
         write_json(args.json, data)
         print(f"\nraw measurements: {args.json}")

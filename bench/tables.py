@@ -6,8 +6,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-from promptfoo_eval import Promptfoo
-
 TARGETS = {
     "scenarios": "targets (#10): efficiency ≥ 0.85 at 2000/64, ≥ 0.92 at 400/8, ≥ 0.90 at 10000/64; CPU ≤ 0.3 ms "
                  "a case at 2000/64; peak RSS ≤ 110 MB at 10000",
@@ -33,11 +31,27 @@ def _title(text: str) -> None:
     print(f"\n## {text}\n")
 
 
-def print_scenarios(scenarios: list[dict[str, Any]], promptfoo: Promptfoo | None, note: str) -> None:
+def print_tables(data: dict[str, Any]) -> None:
+    """Every section `data` holds, after a line on the machine and the code measured."""
+    m = data["machine"]
+    print(f"\n{m['platform']}, {m['cpu_count']} CPUs, Python {m['python']}, agenttest {m['agenttest_version']} "
+          f"({m['agenttest_source']} at {m['agenttest_commit']}), {data['started_at']}–{data['finished_at']}, "
+          f"load average at start {m['load_avg_at_start']}")
+    if "startup" in data:
+        print_startup(data["startup"])
+    if "scenarios" in data:
+        print_scenarios(data["scenarios"], m["promptfoo"], data["promptfoo_note"])
+    if "dynamic" in data:
+        print_dynamic(data["dynamic"])
+    if "replay" in data:
+        print_replay(data["replay"])
+
+
+def print_scenarios(scenarios: list[dict[str, Any]], promptfoo: dict[str, Any] | None, note: str) -> None:
     _title("Scenarios: the full CLI, every artifact written")
     header = ["N / parallel", "ideal s", "agenttest efficiency", "CPU / case", "peak RSS"]
     if promptfoo:
-        header += [f"promptfoo {promptfoo.version} efficiency", "CPU / case", "RSS"]
+        header += [f"promptfoo {promptfoo['version']} efficiency", "CPU / case", "RSS"]
     rows = []
     for scenario in scenarios:
         row = [f"{scenario['cases']:,} / {scenario['parallel']}", f"{scenario['ideal_s']:.2f}"]
@@ -71,8 +85,9 @@ def print_startup(startup: dict[str, Any]) -> None:
 def print_dynamic(dynamic: dict[str, Any]) -> None:
     _title(f"Dynamic: {dynamic['cases']:,} scripted conversations × {dynamic['turns']} turns, parallel "
            f"{dynamic['parallel']} (ideal {dynamic['ideal_s']:.2f} s)")
-    print(table(["#", "wall s", "efficiency", "overhead ms/turn", "CPU ms/turn", "peak RSS MB", "load 1m"],
-                [[str(r["repeat"]), f"{r['wall_s']:.2f}", f"{r['efficiency']:.3f}",
+    print(table(["#", "wall s", "wall − ideal s", "efficiency", "overhead ms/turn", "CPU ms/turn", "peak RSS MB",
+                 "load 1m"],
+                [[str(r["repeat"]), f"{r['wall_s']:.2f}", f"{r['wall_s'] - r['ideal_s']:.2f}", f"{r['efficiency']:.3f}",
                   f"{r['overhead_ms_per_turn']:.2f}", f"{r['cpu_ms_per_turn']:.3f}", f"{r['peak_rss_mb']:.1f}",
                   f"{r['load_avg'][0]:.2f}"] for r in dynamic["runs"]]))
     print(f"\n{TARGETS['dynamic']}")
