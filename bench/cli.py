@@ -46,6 +46,11 @@ class Bench:
         self.console_script = str(Path(args.python).parent / "agenttest")
         self.work = work
         self.env = child_env(**{API_KEY_VAR: API_KEY})
+        if args.source:
+            # Ahead of the venv's editable install (a .pth path), so a checkout changing under the run cannot mix
+            # versions of the code measured.
+            self.env["PYTHONPATH"] = os.pathsep.join(
+                [str(args.source.resolve() / "runner"), *filter(None, [os.environ.get("PYTHONPATH")])])
         self.promptfoo = promptfoo
         self._logs = 0
 
@@ -288,6 +293,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--no-promptfoo", action="store_true", help="do not measure promptfoo even if found")
     parser.add_argument("--python", default=sys.executable,
                         help="the interpreter that runs agenttest; its bin/agenttest is timed at start-up")
+    parser.add_argument("--source", metavar="CHECKOUT", type=Path,
+                        help="measure the agenttest of this checkout (its runner/ first on PYTHONPATH), e.g. a "
+                             "detached `git worktree` of one commit; default: whatever --python imports")
     parser.add_argument("--json", metavar="FILE", type=Path, help="write every raw measurement here")
     parser.add_argument("--tables-from", metavar="FILE", type=Path,
                         help="measure nothing: print the tables of a --json FILE written earlier")
@@ -323,6 +331,11 @@ def _run(args: argparse.Namespace, sections: list[str], work: Path, command: lis
     if "scenarios" in sections:
         _say(note)
     bench = Bench(args, work, promptfoo)
+    if args.source:
+        # As pip install leaves it: compiled once, so no child pays for compiling (PYTHONDONTWRITEBYTECODE, set on
+        # the project's machines, would otherwise make every start compile every module again).
+        subprocess.run([args.python, "-m", "compileall", "-q", str(args.source / "runner")], check=True,
+                       stdout=subprocess.DEVNULL)
     data: dict[str, Any] = {"command": command, "started_at": _now(), "machine": machine_info(bench),
                             "settings": {key: value for key, value in vars(args).items() if key != "json"},
                             "promptfoo_note": note}
