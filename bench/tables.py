@@ -1,0 +1,109 @@
+"""The harness's output: a Markdown table per section (ranges over the repeats, then every run), and the JSON."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+TARGETS = {
+    "scenarios": "targets (#10): efficiency ≥ 0.85 at 2000/64, ≥ 0.92 at 400/8, ≥ 0.90 at 10000/64; CPU ≤ 0.3 ms "
+                 "a case at 2000/64; peak RSS ≤ 110 MB at 10000",
+    "startup": "targets (#10): agenttest --version ≤ 8×, validate of 1,000 cases ≤ 25× `python -c pass`",
+    "dynamic": "target (#10): overhead ≤ 0.5 ms a turn",
+    "replay": "target (#10): ≥ 5,000 cases/s at 10,000 cases",
+}
+
+
+def span(values: list[float], spec: str) -> str:
+    """`low–high` in `spec`, or one number when they print the same."""
+    low, high = format(min(values), spec), format(max(values), spec)
+    return low if low == high else f"{low}–{high}"
+
+
+def table(header: list[str], rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def _title(text: str) -> None:
+    print(f"\n## {text}\n")
+
+
+def print_tables(data: dict[str, Any]) -> None:
+    """Every section `data` holds, after a line on the machine and the code measured."""
+    m = data["machine"]
+    print(f"\n{m['platform']}, {m['cpu_count']} CPUs, Python {m['python']}, agenttest {m['agenttest_version']} "
+          f"({m['agenttest_source']} at {m['agenttest_commit']}), {data['started_at']}–{data['finished_at']}, "
+          f"load average at start {m['load_avg_at_start']}")
+    if "startup" in data:
+        print_startup(data["startup"])
+    if "scenarios" in data:
+        print_scenarios(data["scenarios"], m["promptfoo"], data["promptfoo_note"])
+    if "dynamic" in data:
+        print_dynamic(data["dynamic"])
+    if "replay" in data:
+        print_replay(data["replay"])
+
+
+def print_scenarios(scenarios: list[dict[str, Any]], promptfoo: dict[str, Any] | None, note: str) -> None:
+    _title("Scenarios: the full CLI, every artifact written")
+    header = ["N / parallel", "ideal s", "agenttest efficiency", "CPU / case", "peak RSS"]
+    if promptfoo:
+        header += [f"promptfoo {promptfoo['version']} efficiency", "CPU / case", "RSS"]
+    rows = []
+    for scenario in scenarios:
+        row = [f"{scenario['cases']:,} / {scenario['parallel']}", f"{scenario['ideal_s']:.2f}"]
+        for tool in ("agenttest", "promptfoo") if promptfoo else ("agenttest",):
+            runs = [run for run in scenario["runs"] if run["tool"] == tool]
+            row += [span([r["efficiency"] for r in runs], ".2f"),
+                    span([r["cpu_ms_per_case"] for r in runs], ".2f") + " ms",
+                    span([r["peak_rss_mb"] for r in runs], ".0f") + " MB"]
+        rows.append(row)
+    print(table(header, rows))
+    if not promptfoo:
+        print(f"\n{note}")
+    print(f"\n{TARGETS['scenarios']}\n")
+    print(table(["N / parallel", "tool", "#", "wall s", "efficiency", "CPU s", "CPU ms/case", "peak RSS MB",
+                 "agent conns", "load 1m"],
+                [[f"{s['cases']} / {s['parallel']}", r["tool"], str(r["repeat"]), f"{r['wall_s']:.2f}",
+                  f"{r['efficiency']:.3f}", f"{r['cpu_s']:.2f}", f"{r['cpu_ms_per_case']:.3f}",
+                  f"{r['peak_rss_mb']:.1f}", str(r.get("agent_connections", "")), f"{r['load_avg'][0]:.2f}"]
+                 for s in scenarios for r in s["runs"]]))
+
+
+def print_startup(startup: dict[str, Any]) -> None:
+    _title(f"Start-up: median of {startup['repeat']} runs ({startup['console_script']})")
+    print(table(["command", "median wall ms", "× python -c pass", "median CPU ms", "median peak RSS MB"],
+                [[f"`{name}`", f"{row['median_wall_s'] * 1000:.1f}", f"{row['ratio_to_bare']:.1f}×",
+                  f"{row['median_cpu_s'] * 1000:.1f}", f"{row['median_peak_rss_mb']:.1f}"]
+                 for name, row in startup["commands"].items()]))
+    print(f"\n{TARGETS['startup']}")
+
+
+def print_dynamic(dynamic: dict[str, Any]) -> None:
+    _title(f"Dynamic: {dynamic['cases']:,} scripted conversations × {dynamic['turns']} turns, parallel "
+           f"{dynamic['parallel']} (ideal {dynamic['ideal_s']:.2f} s)")
+    print(table(["#", "wall s", "wall − ideal s", "efficiency", "overhead ms/turn", "CPU ms/turn", "peak RSS MB",
+                 "load 1m"],
+                [[str(r["repeat"]), f"{r['wall_s']:.2f}", f"{r['wall_s'] - r['ideal_s']:.2f}", f"{r['efficiency']:.3f}",
+                  f"{r['overhead_ms_per_turn']:.2f}", f"{r['cpu_ms_per_turn']:.3f}", f"{r['peak_rss_mb']:.1f}",
+                  f"{r['load_avg'][0]:.2f}"] for r in dynamic["runs"]]))
+    print(f"\n{TARGETS['dynamic']}")
+
+
+def print_replay(replay: dict[str, Any]) -> None:
+    _title(f"Replay: {replay['cases']:,} cases, parallel {replay['parallel']}, agent server killed "
+           f"(cassettes {replay['cassette_bytes'] / 1e6:.1f} MB)")
+    steps = [("record", replay["record"])] + [(f"replay #{r['repeat']}", r) for r in replay["runs"]]
+    print(table(["step", "wall s", "cases/s", "CPU s", "CPU ms/case", "peak RSS MB", "load 1m"],
+                [[name, f"{r['wall_s']:.2f}", f"{r['cases_per_s']:,.0f}", f"{r['cpu_s']:.2f}",
+                  f"{r['cpu_s'] * 1000 / replay['cases']:.3f}", f"{r['peak_rss_mb']:.1f}", f"{r['load_avg'][0]:.2f}"]
+                 for name, r in steps]))
+    print(f"\n{TARGETS['replay']}")
+
+
+def write_json(path: Path, data: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=2, default=str) + "\n")

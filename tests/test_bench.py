@@ -1,0 +1,88 @@
+"""The benchmark harness (bench/cli.py) runs end to end at tiny sizes and its agent server speaks the wire format.
+Numbers are only checked to be sane: speed is measured in bench/, never asserted in a test."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+BENCH = REPO / "bench"
+
+
+def test_the_harness_measures_every_section_at_tiny_sizes(tmp_path: Path) -> None:
+    out = tmp_path / "bench.json"
+    env = {key: value for key, value in os.environ.items() if key not in ("PROMPTFOO", "PROMPTFOO_NODE")}
+    proc = subprocess.run(
+        [sys.executable, str(BENCH / "cli.py"), "--scenario", "20/4", "--repeat", "1", "--latency", "0.01",
+         "--startup-repeat", "3", "--validate-cases", "20", "--replay-cases", "50", "--dynamic-cases", "5",
+         "--dynamic-turns", "3", "--dynamic-parallel", "4", "--no-promptfoo", "--workdir", str(tmp_path / "work"),
+         "--json", str(out)],
+        capture_output=True, text=True, timeout=120, env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    data = json.loads(out.read_text())
+    assert data["machine"]["cpu_count"] >= 1 and data["machine"]["agenttest_version"]
+
+    def sane(run: dict, cases: int) -> None:
+        assert run["exit_code"] == 0 and run["summary"]["passed"] == cases
+        assert run["wall_s"] > 0 and run["cpu_s"] > 0 and run["peak_rss_kb"] > 0 and len(run["load_avg"]) == 3
+
+    [scenario] = data["scenarios"]
+    [run] = scenario["runs"]
+    sane(run, 20)
+    assert run["tool"] == "agenttest" and run["agent_requests"] == 20 and 0 < run["efficiency"] < 1.5
+    assert run["ideal_s"] == scenario["ideal_s"] > 0 and run["cpu_ms_per_case"] > 0
+
+    dynamic = data["dynamic"]
+    [run] = dynamic["runs"]
+    sane(run, 5)
+    assert run["agent_requests"] == 5 * 3 and run["cpu_ms_per_turn"] > 0 and run["overhead_ms_per_turn"] > -30
+
+    replay = data["replay"]
+    sane(replay["record"], 50)
+    assert replay["record"]["agent_requests"] == 50 and replay["cassette_bytes"] > 0
+    [run] = replay["runs"]
+    sane(run, 50)
+    assert run["cases_per_s"] > 0 and "agent_requests" not in run
+
+    commands = data["startup"]["commands"]
+    assert len(commands) == 4 and all(len(row["samples"]) == 3 for row in commands.values())
+    assert all(row["median_wall_s"] > 0 and row["ratio_to_bare"] > 0 for row in commands.values())
+    assert "## Scenarios" in proc.stdout and "| 20 / 4 |" in proc.stdout and "promptfoo not measured" in proc.stdout
+
+
+def test_the_agent_server_answers_json_and_sse_on_one_kept_alive_connection() -> None:
+    server = subprocess.Popen([sys.executable, str(BENCH / "agent_server.py"), "--latency", "0"],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert server.stdout is not None
+        connection = http.client.HTTPConnection("127.0.0.1", int(server.stdout.readline()), timeout=10)
+        body = {"model": "m", "messages": [{"role": "system", "content": "be brief"},
+                                           {"role": "user", "content": "hello"}]}
+        connection.request("POST", "/v1/chat/completions", json.dumps(body))
+        reply = json.loads(connection.getresponse().read())
+        assert reply["object"] == "chat.completion" and reply["model"] == "m"
+        assert reply["choices"][0]["message"] == {"role": "assistant", "content": "ok hello"}
+        assert reply["choices"][0]["finish_reason"] == "stop" and reply["usage"]["total_tokens"] > 0
+
+        stream = {**body, "stream": True, "stream_options": {"include_usage": True}}
+        connection.request("POST", "/v1/chat/completions", json.dumps(stream))
+        response = connection.getresponse()
+        assert response.getheader("Content-Type") == "text/event-stream"
+        events = [event.removeprefix("data: ") for event in response.read().decode().split("\n\n") if event]
+        assert events[-1] == "[DONE]"
+        chunks = [json.loads(event) for event in events[:-1]]
+        assert "".join(c["choices"][0]["delta"].get("content", "") for c in chunks if c["choices"]) == "ok hello"
+        assert chunks[-1]["usage"]["completion_tokens"] > 0
+
+        connection.request("GET", "/stats")
+        stats = json.loads(connection.getresponse().read())
+        assert stats["connections"] == 1 and stats["chat_connections"] == 1
+        assert stats["requests"] == 3 and stats["chat_completions"] == 2
+    finally:
+        server.terminate()
+        server.wait(10)
