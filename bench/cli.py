@@ -209,20 +209,35 @@ def _warm_up(bench: Bench, server: AgentServer) -> None:
 
 def section_dynamic(bench: Bench, server: AgentServer) -> dict[str, Any]:
     """N scripted conversations of T turns each: overhead per turn = (wall − ideal) ÷ (⌈N/P⌉ × T), with ideal =
-    ⌈N/P⌉ × T × latency, and CPU per turn = child CPU ÷ (N × T)."""
+    ⌈N/P⌉ × T × latency, and CPU per turn = child CPU ÷ (N × T). That overhead spreads the run's fixed costs
+    (start-up, loading, artifacts) over the turns; the runner's own cost of a turn is measured apart, from the same
+    conversations cut to 2 turns, run just before each T-turn run: per turn = (wall_T − wall_2) ÷ (⌈N/P⌉ × (T − 2))
+    − latency, and CPU per turn = (CPU_T − CPU_2) ÷ (N × (T − 2))."""
     cases, parallel, turns = bench.args.dynamic_cases, bench.args.dynamic_parallel, bench.args.dynamic_turns
     latency = bench.args.latency
     project = dynamic_project(bench.work / f"dynamic-{cases}-{parallel}x{turns}", server.base_url, cases, turns,
                               stream=bench.args.stream)
+    short = dynamic_project(bench.work / f"dynamic-{cases}-{parallel}x2", server.base_url, cases, 2,
+                            stream=bench.args.stream) if turns > 2 else None
     rounds = math.ceil(cases / parallel) * turns
     ideal = rounds * latency
     _say(f"dynamic {cases} conversations × {turns} turns, parallel {parallel}: ideal {ideal:.2f} s")
     runs = []
     for repeat in range(1, bench.args.repeat + 1):
+        base = None
+        if short is not None:
+            base = bench.agenttest(short, parallel, cases=cases, server=server, requests=cases * 2,
+                                   name="dynamic-2-turns")
         row = bench.agenttest(project, parallel, cases=cases, server=server, requests=cases * turns, name="dynamic")
         row.update(repeat=repeat, ideal_s=ideal, efficiency=ideal / row["wall_s"],
                    overhead_ms_per_turn=(row["wall_s"] - ideal) * 1000 / rounds,
                    cpu_ms_per_turn=row["cpu_s"] * 1000 / (cases * turns))
+        if base is not None:
+            extra = turns - 2
+            row.update(two_turns_wall_s=base["wall_s"], two_turns_cpu_s=base["cpu_s"],
+                       marginal_ms_per_turn=((row["wall_s"] - base["wall_s"]) * 1000
+                                             / (math.ceil(cases / parallel) * extra) - latency * 1000),
+                       marginal_cpu_ms_per_turn=(row["cpu_s"] - base["cpu_s"]) * 1000 / (cases * extra))
         runs.append(row)
         _say(_run_line(f"dynamic #{repeat}", row))
     return {"cases": cases, "parallel": parallel, "turns": turns, "latency_s": latency, "ideal_s": ideal,

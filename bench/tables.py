@@ -85,11 +85,22 @@ def print_startup(startup: dict[str, Any]) -> None:
 def print_dynamic(dynamic: dict[str, Any]) -> None:
     _title(f"Dynamic: {dynamic['cases']:,} scripted conversations × {dynamic['turns']} turns, parallel "
            f"{dynamic['parallel']} (ideal {dynamic['ideal_s']:.2f} s)")
-    print(table(["#", "wall s", "wall − ideal s", "efficiency", "overhead ms/turn", "CPU ms/turn", "peak RSS MB",
-                 "load 1m"],
-                [[str(r["repeat"]), f"{r['wall_s']:.2f}", f"{r['wall_s'] - r['ideal_s']:.2f}", f"{r['efficiency']:.3f}",
-                  f"{r['overhead_ms_per_turn']:.2f}", f"{r['cpu_ms_per_turn']:.3f}", f"{r['peak_rss_mb']:.1f}",
-                  f"{r['load_avg'][0]:.2f}"] for r in dynamic["runs"]]))
+    marginal = all("marginal_ms_per_turn" in r for r in dynamic["runs"])
+    header = ["#", "wall s", "wall − ideal s", "efficiency", "overhead ms/turn", "CPU ms/turn"]
+    if marginal:
+        header += ["2-turn wall s", "runner ms/turn", "runner CPU ms/turn"]
+    rows = []
+    for r in dynamic["runs"]:
+        row = [str(r["repeat"]), f"{r['wall_s']:.2f}", f"{r['wall_s'] - r['ideal_s']:.2f}", f"{r['efficiency']:.3f}",
+               f"{r['overhead_ms_per_turn']:.2f}", f"{r['cpu_ms_per_turn']:.3f}"]
+        if marginal:
+            row += [f"{r['two_turns_wall_s']:.2f}", f"{r['marginal_ms_per_turn']:.2f}",
+                    f"{r['marginal_cpu_ms_per_turn']:.3f}"]
+        rows.append([*row, f"{r['peak_rss_mb']:.1f}", f"{r['load_avg'][0]:.2f}"])
+    print(table([*header, "peak RSS MB", "load 1m"], rows))
+    if marginal:
+        print("\nrunner ms/turn: the wall a turn adds beyond the agent's latency, from the same conversations cut to "
+              "2 turns (fixed costs cancel); overhead ms/turn spreads start-up and artifacts over the turns")
     print(f"\n{TARGETS['dynamic']}")
 
 

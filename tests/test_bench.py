@@ -41,6 +41,7 @@ def test_the_harness_measures_every_section_at_tiny_sizes(tmp_path: Path) -> Non
     [run] = dynamic["runs"]
     sane(run, 5)
     assert run["agent_requests"] == 5 * 3 and run["cpu_ms_per_turn"] > 0 and run["overhead_ms_per_turn"] > -30
+    assert run["two_turns_wall_s"] > 0 and "marginal_ms_per_turn" in run and "marginal_cpu_ms_per_turn" in run
 
     replay = data["replay"]
     sane(replay["record"], 50)
