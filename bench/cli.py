@@ -174,11 +174,28 @@ def section_scenarios(bench: Bench, server: AgentServer) -> list[dict[str, Any]]
             row = _with_figures(bench.agenttest(project, parallel, cases=cases, server=server), ideal, cases)
             runs.append({**row, "repeat": repeat})
             _say(_run_line(f"agenttest #{repeat}", row))
+            runs.append({**_floor_run(bench, server, cases, parallel, ideal), "repeat": repeat})
+            _say(_run_line(f"aiohttp #{repeat}", runs[-1]))
             if bench.promptfoo:
                 runs.append({**_promptfoo_run(bench, server, project, cases, parallel, ideal), "repeat": repeat})
                 _say(_run_line(f"promptfoo #{repeat}", runs[-1]))
         out.append({"cases": cases, "parallel": parallel, "latency_s": latency, "ideal_s": ideal, "runs": runs})
     return out
+
+
+def _floor_run(bench: Bench, server: AgentServer, cases: int, parallel: int, ideal: float) -> dict[str, Any]:
+    """bench/floor.py: a bare aiohttp client making the same calls — the limit this machine sets, with
+    `loop_efficiency` (ideal ÷ its request loop alone) beside its whole-process efficiency."""
+    before = server.stats()
+    run = run_child([bench.python, str(Path(__file__).with_name("floor.py")), "--base-url", server.base_url,
+                     "--cases", str(cases), "--parallel", str(parallel)], cwd=bench.work, env=bench.env,
+                    log=bench.log("aiohttp-floor"))
+    requests = server.stats()["chat_completions"] - before["chat_completions"]
+    if run.exit_code != 0 or requests != cases:
+        raise BenchError(f"floor.py: exit {run.exit_code}, {requests} calls for {cases}:\n{run.log_tail()}")
+    timing = json.loads(Path(run.log).read_text().strip().splitlines()[-1])
+    return _with_figures({"tool": "aiohttp", **run.to_dict(), **timing, "agent_requests": requests,
+                          "loop_efficiency": ideal / timing["loop_s"]}, ideal, cases)
 
 
 def _promptfoo_run(bench: Bench, server: AgentServer, project: Path, cases: int, parallel: int,

@@ -50,6 +50,9 @@ def print_tables(data: dict[str, Any]) -> None:
 def print_scenarios(scenarios: list[dict[str, Any]], promptfoo: dict[str, Any] | None, note: str) -> None:
     _title("Scenarios: the full CLI, every artifact written")
     header = ["N / parallel", "ideal s", "agenttest efficiency", "CPU / case", "peak RSS"]
+    floor = any(run["tool"] == "aiohttp" for scenario in scenarios for run in scenario["runs"])
+    if floor:
+        header += ["bare aiohttp efficiency (its loop alone)"]
     if promptfoo:
         header += [f"promptfoo {promptfoo['version']} efficiency", "CPU / case", "RSS"]
     rows = []
@@ -60,6 +63,10 @@ def print_scenarios(scenarios: list[dict[str, Any]], promptfoo: dict[str, Any] |
             row += [span([r["efficiency"] for r in runs], ".2f"),
                     span([r["cpu_ms_per_case"] for r in runs], ".2f") + " ms",
                     span([r["peak_rss_mb"] for r in runs], ".0f") + " MB"]
+            if tool == "agenttest" and floor:
+                bare = [run for run in scenario["runs"] if run["tool"] == "aiohttp"]
+                row.append(f"{span([r['efficiency'] for r in bare], '.2f')} "
+                           f"({span([r['loop_efficiency'] for r in bare], '.2f')})")
         rows.append(row)
     print(table(header, rows))
     if not promptfoo:

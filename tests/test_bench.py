@@ -32,7 +32,9 @@ def test_the_harness_measures_every_section_at_tiny_sizes(tmp_path: Path) -> Non
         assert run["wall_s"] > 0 and run["cpu_s"] > 0 and run["peak_rss_kb"] > 0 and len(run["load_avg"]) == 3
 
     [scenario] = data["scenarios"]
-    [run] = scenario["runs"]
+    [run, bare] = scenario["runs"]
+    assert bare["tool"] == "aiohttp" and bare["exit_code"] == 0 and bare["agent_requests"] == 20
+    assert bare["loop_s"] > 0 and bare["startup_s"] > 0 and bare["loop_efficiency"] >= bare["efficiency"] > 0
     sane(run, 20)
     assert run["tool"] == "agenttest" and run["agent_requests"] == 20 and 0 < run["efficiency"] < 1.5
     assert run["ideal_s"] == scenario["ideal_s"] > 0 and run["cpu_ms_per_case"] > 0
