@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from agenttest import secrets
 from agenttest.agents.replies import snippet
 from agenttest.bounds import DEPTH_MARKER, MAX_DEPTH, depth
-from agenttest.files import json_line, json_text
+from agenttest.files import json_bytes, json_line, json_text
 from agenttest.report.escape import one_line, preview
 from agenttest.secrets import encoded_forms, mask, mask_head, register_secret, shorten
 
@@ -24,14 +24,16 @@ from agenttest.secrets import encoded_forms, mask, mask_head, register_secret, s
 @contextmanager
 def registry(*values: str) -> Iterator[None]:
     """A registry holding only `values` for the block (the real one is process-wide)."""
-    saved = secrets._SECRETS, secrets._FORMS, secrets._JSON_FORMS, secrets._LONGEST
-    secrets._SECRETS, secrets._FORMS, secrets._JSON_FORMS, secrets._LONGEST = set(), (), (), 0
+    saved = secrets._SECRETS, secrets._FORMS, secrets._JSON_FORMS, secrets._JSON_FORMS_UTF8, secrets._LONGEST
+    secrets._SECRETS, secrets._FORMS, secrets._JSON_FORMS, secrets._JSON_FORMS_UTF8, secrets._LONGEST = \
+        set(), (), (), (), 0
     try:
         for value in values:
             register_secret(value)
         yield
     finally:
-        secrets._SECRETS, secrets._FORMS, secrets._JSON_FORMS, secrets._LONGEST = saved
+        (secrets._SECRETS, secrets._FORMS, secrets._JSON_FORMS, secrets._JSON_FORMS_UTF8,
+         secrets._LONGEST) = saved
 
 
 def test_forms_are_the_runners() -> None:
@@ -113,7 +115,7 @@ def test_artifacts_hold_no_secret_in_any_string_or_key(value: object, secret: st
     data = {"value": held, "other": value} if where == "value" else \
         {held: value} if where == "key" else {"items": [value, [held]]}
     with registry(secret):
-        for text in (json_line(data), json_text(data)):
+        for text in (json_line(data), json_text(data), json_bytes(data)):
             strings = _strings(json.loads(text))
             assert not [s for s in strings if secret in s]
             assert [s for s in strings if "***" in s]
@@ -124,6 +126,7 @@ def test_artifacts_without_a_secret_are_the_data_as_written(value: object) -> No
     with registry("sk-never-in-there"):
         assert json.loads(json_line({"v": value})) == {"v": value}
         assert json.loads(json_text({"v": value})) == {"v": value}
+        assert json_bytes({"v": value}) == json_text({"v": value}).encode("utf-8")
         assert json_text({"v": value}) == json.dumps({"v": value}, ensure_ascii=False, indent=2) + "\n" \
             or any(isinstance(x, float) for x in _leaves(value))   # float spelling may differ (1e-05 / 1e-5)
 

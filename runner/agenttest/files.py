@@ -27,13 +27,17 @@ def _current_umask() -> int:
 _FILE_MODE = 0o666 & ~_current_umask()
 
 
-def write_text(path: Path, text: str) -> None:
-    """Write via a temporary file and rename, so a reader never sees half a file."""
+def write_text(path: Path, text: str | bytes) -> None:
+    """Write via a temporary file and rename, so a reader never sees half a file. Bytes are UTF-8 already."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", errors="replace", newline="\n") as handle:
-            handle.write(text)
+        if isinstance(text, bytes):
+            with os.fdopen(fd, "wb") as binary:
+                binary.write(text)
+        else:
+            with os.fdopen(fd, "w", encoding="utf-8", errors="replace", newline="\n") as handle:
+                handle.write(text)
         os.chmod(tmp, _FILE_MODE)   # mkstemp makes 0600; artifacts are ordinary files
         os.replace(tmp, path)
     except BaseException:
@@ -49,15 +53,21 @@ _ORJSON = orjson.OPT_NON_STR_KEYS | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OP
 
 def json_text(data: Any) -> str:
     """Pretty JSON (2-space indent, trailing newline) with secrets masked; strict RFC 8259 (see `_dumps`)."""
-    return _dumps(data, pretty=True) + "\n"
+    return _dumps(data, pretty=True).decode("utf-8") + "\n"
+
+
+def json_bytes(data: Any) -> bytes:
+    """`json_text` as the UTF-8 a file holds: a large artifact (report.json of 10,000 cases is ~8 MB) is written
+    without a second copy as text."""
+    return _dumps(data, pretty=True) + b"\n"
 
 
 def json_line(data: Any) -> str:
     """One line of JSON with secrets masked; strict RFC 8259 (see `_dumps`)."""
-    return _dumps(data, pretty=False) + "\n"
+    return _dumps(data, pretty=False).decode("utf-8") + "\n"
 
 
-def _dumps(data: Any, *, pretty: bool) -> str:
+def _dumps(data: Any, *, pretty: bool) -> bytes:
     """JSON every reader accepts (Node's JSON.parse, jq), with no secret in it.
 
     The common value is written at once by orjson, and the text searched for every JSON-escaped form of every
@@ -67,12 +77,12 @@ def _dumps(data: Any, *, pretty: bool) -> str:
     agents and suites reach artifacts through `bounds.stored`, which already wrote their NaN as "NaN"; orjson writes
     any other NaN as null, which is still strict JSON."""
     try:
-        text = orjson.dumps(data, default=str, option=(_ORJSON | orjson.OPT_INDENT_2) if pretty else _ORJSON).decode()
+        raw = orjson.dumps(data, default=str, option=(_ORJSON | orjson.OPT_INDENT_2) if pretty else _ORJSON)
     except (orjson.JSONEncodeError, RecursionError):
-        text = None
-    if text is not None and not appears_in_json(text):
-        return text
-    return _strict_dumps(data, {"indent": 2} if pretty else {"separators": (",", ":")})
+        raw = None
+    if raw is not None and not appears_in_json(raw):
+        return raw
+    return _strict_dumps(data, {"indent": 2} if pretty else {"separators": (",", ":")}).encode("utf-8")
 
 
 def _strict_dumps(data: Any, layout: dict[str, Any]) -> str:

@@ -27,6 +27,7 @@ _MIN_LENGTH = 4   # masking "a" or "12" would mangle ordinary text
 _SECRETS: set[str] = set()
 _FORMS: tuple[str, ...] = ()          # every form of every secret, longest first
 _JSON_FORMS: tuple[str, ...] = ()     # …and each as it shows inside a JSON string
+_JSON_FORMS_UTF8: tuple[bytes, ...] = ()
 _LONGEST = 0                          # length of the longest form
 _lock = threading.Lock()
 
@@ -45,7 +46,7 @@ def encoded_forms(value: str) -> list[str]:
 def register_secret(value: str) -> None:
     """Remember `value` for masking; in GitHub Actions also ask the runner to mask it (once, before any use),
     outside the run's stop-commands block, where the runner would ignore the request (see actions_log)."""
-    global _FORMS, _JSON_FORMS, _LONGEST
+    global _FORMS, _JSON_FORMS, _JSON_FORMS_UTF8, _LONGEST
     if len(value) < _MIN_LENGTH:
         return
     with _lock:
@@ -55,6 +56,7 @@ def register_secret(value: str) -> None:
         forms = {form for secret in _SECRETS for form in encoded_forms(secret)}
         _FORMS = tuple(sorted(forms, key=len, reverse=True))
         _JSON_FORMS = tuple({json.dumps(form, ensure_ascii=False)[1:-1] for form in _FORMS})
+        _JSON_FORMS_UTF8 = tuple(form.encode("utf-8", errors="surrogatepass") for form in _JSON_FORMS)
         _LONGEST = len(_FORMS[0])
     if os.environ.get("GITHUB_ACTIONS") == "true":
         add_mask(value)
@@ -130,9 +132,12 @@ def shorten(text: str, limit: int, ellipsis: str = "…") -> str:
     return head if whole and len(head) <= limit else head[:limit] + ellipsis
 
 
-def appears_in_json(text: str) -> bool:
-    """Whether JSON text (as `json.dumps(ensure_ascii=False)` or orjson writes it) may hold a secret in one of its
-    strings: JSON escapes character by character, so a string holding a form holds its escaped form once written."""
+def appears_in_json(text: str | bytes) -> bool:
+    """Whether JSON text (as `json.dumps(ensure_ascii=False)` or orjson writes it, or its UTF-8) may hold a secret
+    in one of its strings: JSON escapes character by character, so a string holding a form holds its escaped form
+    once written (and UTF-8 encodes character by character too)."""
+    if isinstance(text, bytes):
+        return any(form in text for form in _JSON_FORMS_UTF8)
     return any(form in text for form in _JSON_FORMS)
 
 

@@ -18,15 +18,15 @@ class FileReporter(Reporter):
     def __init__(self, errors: TextIO | None = None) -> None:
         self._errors = errors or sys.stderr
 
-    def files(self, report: ReportLike) -> Iterable[tuple[Path, str]]:
-        """Each file to write, as (path, text)."""
+    def files(self, report: ReportLike) -> Iterable[tuple[Path, str | bytes]]:
+        """Each file to write, as (path, text or its UTF-8)."""
         return ()
 
     def run_finished(self, report: ReportLike) -> None:
         for path, text in self.files(report):
             self.write(path, text)
 
-    def write(self, path: Path, text: str) -> bool:
+    def write(self, path: Path, text: str | bytes) -> bool:
         """Write `text` to `path` atomically; False (and one line on stderr) when it could not be written."""
         try:
             write_text(path, text)

@@ -12,7 +12,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, TextIO
 
-from ..files import json_text
+from ..files import json_bytes
 from .artifact import FileReporter
 from .base import ReportLike
 from .escape import preview, xml_text
@@ -31,8 +31,8 @@ class CtrfWriter(FileReporter):
         self.path = path
         self.links = links
 
-    def files(self, report: ReportLike) -> Iterable[tuple[Path, str]]:
-        return [(self.path, json_text(render_ctrf(report.data, self.links)))]
+    def files(self, report: ReportLike) -> Iterable[tuple[Path, str | bytes]]:
+        return [(self.path, json_bytes(render_ctrf(report.data, self.links)))]
 
 
 def render_ctrf(report: Mapping[str, Any], links: SourceLinks | None = None) -> dict[str, Any]:

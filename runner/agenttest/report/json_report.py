@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TextIO
 
-from ..files import json_text
+from ..files import json_bytes, json_text
 from .artifact import FileReporter
 from .base import ReportLike
 
@@ -19,9 +19,9 @@ class JsonReportWriter(FileReporter):
         self.path = path
         self.output = output
 
-    def files(self, report: ReportLike) -> Iterable[tuple[Path, str]]:
+    def files(self, report: ReportLike) -> Iterable[tuple[Path, str | bytes]]:
         data = report.data
-        targets = [(self.path, json_text(data))]
+        targets: list[tuple[Path, str | bytes]] = [(self.path, json_bytes(data))]
         if self.output is not None:
             targets.append((self.output, render_for(self.output, data)))
         return targets
