@@ -62,6 +62,11 @@ def register_secret(value: str) -> None:
         add_mask(value)
 
 
+def secret_count() -> int:
+    """How many secrets are registered (what was shown masked before a new one may need masking again)."""
+    return len(_SECRETS)
+
+
 def registered_secrets() -> list[str]:
     """The registered values (raw), longest first."""
     return sorted(_SECRETS, key=len, reverse=True)

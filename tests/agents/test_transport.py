@@ -307,3 +307,11 @@ def test_long_error_bodies_are_quoted_short_on_one_line() -> None:
     assert "\n" not in error.message
     assert error.message.startswith(f"HTTP 500 from {server.endpoint}: <html> xxx")
     assert error.message.endswith("…") and len(error.message) < 400
+
+
+def test_a_url_shown_before_a_secret_was_registered_is_masked_after() -> None:
+    """display_url remembers how each URL is shown, until another secret is registered."""
+    url = "https://example.com/v1/sk-late-registered-0002/chat"
+    assert display_url(url) == url
+    register_secret("sk-late-registered-0002")
+    assert display_url(url) == "https://example.com/v1/***/chat"

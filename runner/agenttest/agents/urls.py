@@ -7,7 +7,7 @@ import re
 import urllib.parse
 
 from ..errors import ConfigError
-from ..secrets import MASK, mask, register_secret
+from ..secrets import MASK, mask, register_secret, secret_count
 
 Span = tuple[int, int]
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
@@ -49,9 +49,25 @@ def register_part(text: str) -> None:
     register_secret(urllib.parse.unquote(text))
 
 
+_shown: dict[str, tuple[int, str]] = {}     # url → (secrets registered then, how it is shown)
+
+
 def display_url(url: str) -> str:
     """The URL as messages and artifacts show it: no user-info, a query value holding a secret shown as ***, any
-    other registered secret masked."""
+    other registered secret masked. Worked out once per URL (every agent call names its endpoint), again when a
+    secret was registered since."""
+    known = secret_count()
+    found = _shown.get(url)
+    if found is not None and found[0] == known:
+        return found[1]
+    if len(_shown) >= 1024:
+        _shown.clear()
+    shown = _display_url(url)
+    _shown[url] = (known, shown)
+    return shown
+
+
+def _display_url(url: str) -> str:
     from yarl import URL  # the providers that show URLs load it anyway (aiohttp's); reading a config does not
 
     try:
