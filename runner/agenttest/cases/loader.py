@@ -33,6 +33,7 @@ from .sources import GeneratorSource, display_path, sources
 INVALID = "invalid test case: "
 DEFAULT_MAX_TURNS = 20
 _AGENT_PREFIX = "agents:"
+_TYPE_AND_VALUE = frozenset({"type", "value"})   # an assertion with only these keys needs no model
 
 
 @dataclass(frozen=True)
@@ -407,18 +408,24 @@ def _assertion_spec(item: Any, place: str, type_place: str, base_dir: Path,
     """One prepared assertion, or its problems. `place` is its field (`assert[1]`), `type_place` its type's."""
     if not isinstance(item, dict):
         return [f"{place}: expected an assertion object, got {json_type(item)}"]
-    try:
-        written = AssertionEntry.model_validate(item)
-    except ValidationError as exc:
-        return describe_errors(exc, AssertionEntry, prefix=place)
-    if written.kind not in REGISTRY:
+    if item.keys() <= _TYPE_AND_VALUE and isinstance(item.get("type", ""), str):
+        # Most assertions are `{"type": …, "value": …}`, which AssertionEntry accepts as it is: no model needed.
+        kind = item.get("type") or "equals"
+        spec = AssertionSpec(type=kind, value=item.get("value"), base_dir=base_dir, root=root)
+    else:
+        try:
+            written = AssertionEntry.model_validate(item)
+        except ValidationError as exc:
+            return describe_errors(exc, AssertionEntry, prefix=place)
+        kind = written.kind
+        spec = AssertionSpec(type=kind, value=written.resolved_value, path=written.path, message=written.message,
+                             negate=written.negate, options=dict(written.options or {}), use=written.use,
+                             script=written.script, base_dir=base_dir, root=root)
+    if kind not in REGISTRY:
         valid = [name for name in known_types() if name]  # "" is registered as a spelling of equals
-        meant = closest(written.kind, valid)
+        meant = closest(kind, valid)
         hint = f"did you mean {meant!r}? " if meant else ""
-        return [f"{type_place}: unknown assertion type {written.kind!r} ({hint}valid: {', '.join(valid)})"]
-    spec = AssertionSpec(type=written.kind, value=written.resolved_value, path=written.path, message=written.message,
-                         negate=written.negate, options=dict(written.options or {}), use=written.use,
-                         script=written.script, base_dir=base_dir, root=root)
+        return [f"{type_place}: unknown assertion type {kind!r} ({hint}valid: {', '.join(valid)})"]
     try:
         prepare_assertion(spec)
     except SuiteError as exc:
