@@ -75,20 +75,34 @@ def json_safe(value: Any, *, limit: int = MAX_DEPTH, cap: int | None = None) -> 
 
 
 def _needs_copy(value: Any, limit: int, cap: int | None) -> bool:
-    """Whether `json_safe` has anything to change (the common case, a plain small value, costs one walk)."""
+    """Whether `json_safe` has anything to change (the common case, a plain small value, costs one walk). Only
+    containers are pushed; strings, numbers and the like are looked at where they are found."""
     stack: list[tuple[Any, int]] = [(value, 0)]
     while stack:
         item, level = stack.pop()
         if isinstance(item, dict):
-            if level >= limit or any(not isinstance(key, str) for key in item):
+            if level >= limit:
                 return True
-            stack.extend((child, level + 1) for child in item.values())
-        elif isinstance(item, (list, tuple)):
-            if level >= limit or isinstance(item, tuple):
+            children: Any = item.values()
+            for key in item:
+                if not isinstance(key, str):
+                    return True
+        elif isinstance(item, list):
+            if level >= limit:
                 return True
-            stack.extend((child, level + 1) for child in item)
-        elif _scalar(item, cap) is not item:
+            children = item
+        elif isinstance(item, tuple) or _scalar(item, cap) is not item:
             return True
+        else:
+            continue
+        for child in children:     # what `_scalar` would change: a non-finite float, a string longer than `cap`
+            if isinstance(child, _CONTAINERS):
+                stack.append((child, level + 1))
+            elif isinstance(child, float):
+                if not math.isfinite(child):
+                    return True
+            elif isinstance(child, str) and cap is not None and len(child) > cap:
+                return True
     return False
 
 
