@@ -74,3 +74,26 @@ def test_any_value_becomes_strict_json(value: Any) -> None:
 def test_stored_is_what_json_safe_gives_for_a_small_value(value: Any) -> None:
     kept = stored(value)
     assert json.dumps(kept, allow_nan=False) == json.dumps(json_safe(value, cap=MAX_STORED_CHARS), allow_nan=False)
+
+
+def _needs_copy_reference(value: Any, limit: int, cap: int | None, level: int = 0) -> bool:
+    """What `_needs_copy` must answer, written the plain recursive way."""
+    if isinstance(value, tuple):
+        return True
+    if isinstance(value, dict):
+        return level >= limit or any(not isinstance(key, str) for key in value) or any(
+            _needs_copy_reference(child, limit, cap, level + 1) for child in value.values())
+    if isinstance(value, list):
+        return level >= limit or any(_needs_copy_reference(child, limit, cap, level + 1) for child in value)
+    if isinstance(value, float):
+        return not math.isfinite(value)
+    return isinstance(value, str) and cap is not None and len(value) > cap
+
+
+@given(st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=12),
+                    lambda children: st.lists(children, max_size=3) | st.tuples(children)
+                    | st.dictionaries(st.text(max_size=3) | st.integers(0, 3), children, max_size=3), max_leaves=30),
+       st.integers(1, 6), st.sampled_from([None, 4, 10]))
+def test_the_copy_check_answers_as_the_plain_recursive_walk(value: Any, limit: int, cap: int | None) -> None:
+    from agenttest.bounds import _needs_copy
+    assert _needs_copy(value, limit, cap) == _needs_copy_reference(value, limit, cap)
