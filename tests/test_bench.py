@@ -89,3 +89,15 @@ def test_the_agent_server_answers_json_and_sse_on_one_kept_alive_connection() ->
     finally:
         server.terminate()
         server.wait(10)
+
+
+def test_the_timeline_names_each_step_of_a_run(tmp_path: Path) -> None:
+    (tmp_path / "agent.py").write_text("async def respond(request):\n    return {'content': 'ok'}\n")
+    (tmp_path / "agenttest.yaml").write_text("agents:\n  bot:\n    provider: python\n    callable: agent:respond\n")
+    (tmp_path / "s.jsonl").write_text('{"id": "a", "input": "hi", "assert": {"type": "contains", "value": "ok"}}\n')
+    proc = subprocess.run([sys.executable, str(BENCH / "timeline.py"), "-i", "s.jsonl"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    steps = [line.split(" ms")[0].rsplit(None, 1)[0].strip() for line in proc.stderr.splitlines() if " ms " in line]
+    assert steps == ["cli imported", "engine imported", "run started", "artifacts written", "main returned"]
+    assert "collections: gen 0:" in proc.stderr
