@@ -11,32 +11,7 @@ import pytest
 
 HEAVY = ("aiohttp", "pydantic", "jsonschema", "yaml", "jsonpath_ng")
 
-PROBE = """
-import json, sys
-sys.argv = ["agenttest", *sys.argv[1:]]
-from agenttest.cli import main
-try:
-    main()
-except SystemExit:
-    pass
-print(json.dumps(sorted(m for m in sys.modules if m.split(".")[0] in {heavy})))
-"""
-
-
-@pytest.mark.parametrize("args", [["--version"], ["-V"], ["--help"], ["validate", "--help"]])
-def test_the_cli_starts_without_the_heavy_libraries(args: list[str]) -> None:
-    probe = PROBE.format(heavy=set(HEAVY))
-    proc = subprocess.run([sys.executable, "-c", probe, *args], capture_output=True, text=True, timeout=60)
-    assert proc.returncode == 0, proc.stderr
-    assert json.loads(proc.stdout.splitlines()[-1]) == []
-
-
-def test_a_run_still_loads_what_it_needs() -> None:
-    probe = PROBE.format(heavy=set(HEAVY))
-    proc = subprocess.run([sys.executable, "-c", probe, "schema"], capture_output=True, text=True, timeout=60)
-    assert "pydantic" in json.loads(proc.stdout.splitlines()[-1])
-
-
+# Runs the CLI with the given arguments, then prints every module it loaded.
 MODULES = """
 import json, sys
 sys.argv = ["agenttest", *sys.argv[1:]]
@@ -47,6 +22,21 @@ except SystemExit:
     pass
 print(json.dumps(sorted(sys.modules)))
 """
+
+
+def _heavy_loaded(*args: str) -> list[str]:
+    proc = subprocess.run([sys.executable, "-c", MODULES, *args], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    return [m for m in json.loads(proc.stdout.splitlines()[-1]) if m.split(".")[0] in HEAVY]
+
+
+@pytest.mark.parametrize("args", [["--version"], ["-V"], ["--help"], ["validate", "--help"]])
+def test_the_cli_starts_without_the_heavy_libraries(args: list[str]) -> None:
+    assert _heavy_loaded(*args) == []
+
+
+def test_a_run_still_loads_what_it_needs() -> None:
+    assert "pydantic" in _heavy_loaded("schema")
 
 
 def test_validate_loads_no_http_client_no_schema_library_and_no_reporter(tmp_path) -> None:
