@@ -115,6 +115,7 @@ class AssertionType:
     name: str
     evaluate: Evaluate
     prepare: Prepare | None = None
+    waits: bool = False         # its evaluate is a coroutine (a judge, a script): it may take time to decide
 
 
 REGISTRY: dict[str, AssertionType] = {}
@@ -125,7 +126,8 @@ def assertion(*names: str, prepare: Prepare | None = None) -> Callable[[Evaluate
 
     def register(func: Evaluate) -> Evaluate:
         for name in names:
-            REGISTRY[name] = AssertionType(name=name, evaluate=func, prepare=prepare)
+            REGISTRY[name] = AssertionType(name=name, evaluate=func, prepare=prepare,
+                                           waits=inspect.iscoroutinefunction(func))
         return func
 
     return register
@@ -159,6 +161,11 @@ async def evaluate_all(specs: list[AssertionSpec], ctx: EvalContext) -> list[Ass
             verdict = Verdict(False, f"{spec.type} assertion raised {type(exc).__name__}: {exc}")
         results.append(_finish(spec, verdict))
     return results
+
+
+def may_wait(specs: list[AssertionSpec]) -> bool:
+    """Whether evaluating these assertions may wait (for a judge, a script): only then can a timeout cut it."""
+    return any(REGISTRY[spec.type].waits for spec in specs)
 
 
 def failure_message(results: list[AssertionResult]) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from ..assertions.base import EvalContext, evaluate_all, failure_message, undecided
+from ..assertions.base import EvalContext, evaluate_all, failure_message, may_wait, undecided
 from ..cases.model import Case
 from ..results import CaseResult
 from .case_runner import CaseFailure, CaseRunner, CaseWork, response_trace
@@ -19,10 +19,13 @@ class StandardRunner(CaseRunner):
         result.output = response.subject()
         result.trace = response_trace(response)
         ctx = EvalContext(response=response, input=case.input, latency_ms=latency_ms, helpers=work.helpers)
-        try:
-            verdicts = await asyncio.wait_for(evaluate_all(case.assertions, ctx), max(work.remaining(), 0.001))
-        except asyncio.TimeoutError:
-            raise work.timed_out("in assertions") from None
+        if may_wait(case.assertions):
+            try:
+                verdicts = await asyncio.wait_for(evaluate_all(case.assertions, ctx), max(work.remaining(), 0.001))
+            except asyncio.TimeoutError:
+                raise work.timed_out("in assertions") from None
+        else:       # static checks decide at once: no task and timer to guard them (a timeout could not cut them)
+            verdicts = await evaluate_all(case.assertions, ctx)
         result.assertions = verdicts
         stuck = undecided(verdicts)
         if stuck is not None:
