@@ -17,7 +17,7 @@ from typing import Any
 from ..agents.base import AgentResponse
 from ..agents.helper_replies import SimulatorReply, read_simulator
 from ..agents.helpers import HelperCaller
-from ..assertions.base import EvalContext, evaluate_all, failure_message, undecided
+from ..assertions.base import EvalContext, evaluate_all, failure_message, may_wait, undecided
 from ..cases.model import Case, Checkpoint, Conversation
 from ..errors import HelperError
 from ..results import CaseResult
@@ -93,6 +93,8 @@ class DynamicRunner(CaseRunner):
 
     async def _simulate(self, simulator: _Simulator, talk: _Talk, turn: int, work: CaseWork) -> SimulatorReply | None:
         try:
+            if not simulator.waits:         # no task and timer for what cannot wait (see StandardRunner)
+                return await simulator.next(talk, turn)
             return await asyncio.wait_for(simulator.next(talk, turn), work.remaining())
         except asyncio.TimeoutError:
             raise work.timed_out(f"turn {turn}") from None
@@ -111,10 +113,13 @@ class DynamicRunner(CaseRunner):
                 continue
             ctx = EvalContext(response=response, input=talk.turns[-1].get("input"), latency_ms=latency_ms,
                               helpers=work.helpers, conversation=list(talk.messages))
-            try:
-                verdicts = await asyncio.wait_for(evaluate_all(checkpoint.assertions, ctx), work.remaining())
-            except asyncio.TimeoutError:
-                raise work.timed_out(f"turn {turn}, checking checkpoint {checkpoint.id}") from None
+            if may_wait(checkpoint.assertions):
+                try:
+                    verdicts = await asyncio.wait_for(evaluate_all(checkpoint.assertions, ctx), work.remaining())
+                except asyncio.TimeoutError:
+                    raise work.timed_out(f"turn {turn}, checking checkpoint {checkpoint.id}") from None
+            else:
+                verdicts = await evaluate_all(checkpoint.assertions, ctx)
             state["checked"] += 1
             stuck = undecided(verdicts)
             if stuck is not None:
@@ -188,6 +193,7 @@ class _Simulator:
     """Who writes the user's next turn."""
 
     source = "simulator"
+    waits = True            # it asks an agent: the case's timeout must be able to cut it
 
     async def next(self, talk: _Talk, turn: int) -> SimulatorReply | None:
         raise NotImplementedError
@@ -197,6 +203,7 @@ class _ScriptedSimulator(_Simulator):
     """`use: "scripted"`: the case's `replies`, one per turn, in order; None once they are used up."""
 
     source = "scripted"
+    waits = False           # the next reply is at hand
 
     def __init__(self, replies: list[str]) -> None:
         self._replies = replies
