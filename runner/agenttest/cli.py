@@ -168,8 +168,8 @@ def _validate(inputs: list[str], config: str | None, simulator: str | None) -> N
     from .cases import load_suite
     from .cases.model import InvalidCase
     from .engine.plan import checks_for, helper_agents, prepare_generators
+    from .hints import plural
     from .project import find_config, load_project
-    from .report.verdicts import plural
 
     cwd = Path.cwd()
     try:

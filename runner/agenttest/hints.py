@@ -1,4 +1,4 @@
-"""Hints for user mistakes: the name a misspelt key or id was most likely meant to be."""
+"""Words for users: the name a misspelt key or id was most likely meant to be, and counts with their noun."""
 
 from __future__ import annotations
 
@@ -24,3 +24,8 @@ def closest(key: str, known: Iterable[str]) -> str | None:
             return candidate
     close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
     return close[0] if close else None
+
+
+def plural(count: int, word: str, words: str | None = None) -> str:
+    """`1 case`, `3 cases` (`words` for an irregular plural)."""
+    return f"{count} {word if count == 1 else words or word + 's'}"

@@ -15,11 +15,12 @@ from typing import Any, TextIO
 
 from ..actions_log import print_commands
 from ..analysis import case_key, exit_code, run_ok
+from ..hints import plural
 from ..secrets import shorten
 from .base import Report, Reporter
 from .escape import workflow_command
 from .github import SourceLinks
-from .verdicts import case_title, first_reason, is_failing, plural, verdict_lines
+from .verdicts import case_title, first_reason, is_failing, verdict_lines
 
 MESSAGE_CHARS = 3000     # the runner cuts annotation messages at 4096 characters
 

@@ -16,6 +16,7 @@ from ..analysis import no_case_ran, pass_rate_text, run_ok
 from ..cases.model import Case, InvalidCase
 from ..config import RunConfig
 from ..durations import format_duration, format_elapsed
+from ..hints import plural
 from ..results import CaseResult
 from ..secrets import mask
 from ..usage import usage_line
@@ -24,7 +25,7 @@ from .base import Report, Reporter, RunInfo
 from .ci import artifact_paths
 from .escape import to_text as to_display
 from .github import in_github_actions
-from .verdicts import comparison_line, cost_line, plural, stability_line
+from .verdicts import comparison_line, cost_line, stability_line
 
 WIDTH = 63
 PROGRESS_EVERY = 10.0   # seconds between `[Progress: …]` lines when not on a TTY

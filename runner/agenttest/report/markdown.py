@@ -17,6 +17,7 @@ from typing import Any
 
 from ..analysis import no_case_ran, pass_rate_text, run_ok
 from ..durations import format_elapsed
+from ..hints import plural
 from ..usage import usage_line
 from .escape import md_block, md_code, md_html, md_text, preview, to_text
 from .github import SourceLinks
@@ -34,7 +35,6 @@ from .verdicts import (
     is_failing,
     missing_checkpoints,
     never_ran,
-    plural,
     stability_class_text,
     stability_line,
     stability_rows,

@@ -13,10 +13,11 @@ from typing import Any, TextIO
 from ..actions_log import write_line
 from ..analysis import compare, report_pass_rate, stability_summary
 from ..errors import UsageError
+from ..hints import plural
 from ..options import shard_of
 from ..results import Summary
 from ..usage import Usage
-from .verdicts import comparison_line, plural
+from .verdicts import comparison_line
 
 STATUSES = ("passed", "failed", "error", "timeout", "skipped")
 

@@ -18,11 +18,6 @@ STATUS_ICONS = {"passed": "✅", "failed": "❌", "error": "🔥", "timeout": "�
 PREVIEW_CHARS = 2000
 
 
-def plural(count: int, word: str, words: str | None = None) -> str:
-    """`1 case`, `3 cases` (`words` for an irregular plural)."""
-    return f"{count} {word if count == 1 else words or word + 's'}"
-
-
 def human_time(stamp: str) -> str:
     """An RFC 3339 time as a reader wants it: `2026-01-05 14:03:07 UTC`; the text as given when it is no time."""
     try:
