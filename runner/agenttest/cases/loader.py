@@ -102,7 +102,7 @@ class _SuiteBuilder:
         self.messages += 1
         case_id = f"T{self.messages:03d}"      # direct messages have no file: T001, T002, … never collide
         self.suite.entries.append(Case(id=case_id, input=text, messages=[{"role": "user", "content": text}],
-                                       base_dir=cwd, raw={"id": case_id, "input": text}))
+                                       base_dir=cwd, written={"id": case_id, "input": text}))
 
     def add_entry(self, raw: RawEntry, file: str, base_dir: Path, repo_root: Path) -> None:
         case_id, raw_input = _known_id_and_input(raw.value)
@@ -119,7 +119,7 @@ class _SuiteBuilder:
             self.checks = replace(self.checks, root=repo_root)
         try:
             entry = build_case(raw.value, file=file, line=raw.line, base_dir=base_dir, repo_root=repo_root,
-                               checks=self.checks, warnings=self.suite.warnings)
+                               checks=self.checks, warnings=self.suite.warnings, text=raw.text)
         except RecursionError:
             entry = InvalidCase(f"{INVALID}{TOO_DEEP}", id=case_id, file=file, line=raw.line)
         self.suite.entries.append(entry)
@@ -162,10 +162,11 @@ def _known_id_and_input(value: Any) -> tuple[str | None, Any]:
 
 def build_case(value: Any, *, file: str | None, line: int | None, base_dir: Path, repo_root: Path,
                checks: Checks | None = None, warnings: list[str] | None = None,
-               where: str | None = None) -> Case | InvalidCase:
+               where: str | None = None, text: str | None = None) -> Case | InvalidCase:
     """Validate one parsed entry into a Case, or an InvalidCase listing every problem found (joined by `; `).
     Warnings (the case is still valid) are appended to `warnings` as `place: field: message`; `where` names an
-    entry that has no file (a generated case)."""
+    entry that has no file (a generated case). `text` is the entry's JSON as the file holds it: the Case keeps it
+    rather than the parsed value."""
     if checks is None or checks.root != repo_root:
         checks = replace(checks or Checks(), root=repo_root)
     case_id, raw_input = _known_id_and_input(value)
@@ -216,7 +217,7 @@ def build_case(value: Any, *, file: str | None, line: int | None, base_dir: Path
         options={k: v for k, v in value.get("options", {}).items() if v is not None} if entry.options else {},
         user=entry.user, team=entry.team, metadata=entry.metadata, skip=entry.skip_reason,
         timeout=entry.timeout_seconds, before=entry.before, after=entry.after, tags=list(entry.tags or []),
-        file=file, line=line, base_dir=base_dir, raw=value, conversation=conversation,
+        file=file, line=line, base_dir=base_dir, written=value if text is None else text, conversation=conversation,
     )
 
 

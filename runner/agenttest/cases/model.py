@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -66,11 +67,18 @@ class Case:
     file: str | None = None             # the suite file as the user named it (None for direct input)
     line: int | None = None             # 1-based line of the entry in `file`
     base_dir: Path = field(default_factory=Path.cwd)   # where relative references (hooks, files) resolve
-    raw: dict[str, Any] = field(default_factory=dict)  # the entry as written, for --dry-run
+    written: dict[str, Any] | str = field(default_factory=dict)   # the entry as written: its JSON text when it
+                                        # came from a file (a few hundred bytes, not a tree of objects), else
+                                        # the value; `raw` gives it as a value
     conversation: Conversation | None = None           # dynamic mode
     source: str | None = None           # the generator input that wrote this case (`agents:…`), if any
     target: str | None = None           # the agent under test, set by the engine (from -n or the suite's path)
     agent_dir: Path | None = None       # that agent's directory, where hooks are looked up after the suite's
+
+    @property
+    def raw(self) -> dict[str, Any]:
+        """The entry as written (for --dry-run and hooks), parsed again from its text when it came from a file."""
+        return json.loads(self.written) if isinstance(self.written, str) else self.written
 
     @property
     def key(self) -> tuple[str, str]:

@@ -29,6 +29,7 @@ class RawEntry:
     line: int
     value: Any = None
     error: str | None = None
+    text: str | None = None     # the entry's JSON as written (kept by a Case instead of the parsed value)
 
 
 def read_entries(path: Path) -> list[RawEntry]:
@@ -87,7 +88,7 @@ def _jsonl_entries(lines: list[str | UnicodeDecodeError]) -> Iterator[RawEntry]:
         except (ValueError, RecursionError) as exc:
             yield RawEntry(number, error=_json_problem(exc))
         else:
-            yield RawEntry(number, value=value, error=reader.repeated_key_problem())
+            yield RawEntry(number, value=value, error=reader.repeated_key_problem(), text=text)
 
 
 def _array_entries(lines: list[str | UnicodeDecodeError]) -> list[RawEntry]:
@@ -123,7 +124,8 @@ def _array_entries(lines: list[str | UnicodeDecodeError]) -> list[RawEntry]:
         except (ValueError, RecursionError) as exc:
             entries.append(RawEntry(line_at(start), error=_json_problem(exc)))
             return entries
-        entries.append(RawEntry(line_at(start), value=value, error=reader.repeated_key_problem()))
+        entries.append(RawEntry(line_at(start), value=value, error=reader.repeated_key_problem(),
+                                text=text[start:pos]))
         pos = _skip_whitespace(text, pos)
         if pos < len(text) and text[pos] == ",":  # a trailing comma before "]" is tolerated
             pos += 1
