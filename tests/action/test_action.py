@@ -345,14 +345,8 @@ def test_run_writes_the_same_step_outputs_as_the_action(workspace: Path) -> None
                                                      '{"type": "contains", "value": "zz"}}\n')
     action = run_action(workspace, {"input": "evals/suite.jsonl\nevals/third.jsonl"})
     assert action.code == 1
-    output = workspace.parent / "run_output"
-    output.write_text("")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "INPUT_", "RUNNER_"))}
-    cli = subprocess.run([sys.executable, "-m", "agenttest", "-i", "evals/suite.jsonl", "-i", "evals/third.jsonl"],
-                         cwd=workspace, env={**env, **_github_env(workspace, output)}, capture_output=True, text=True,
-                         timeout=120)
-    assert cli.returncode == 1, cli.stdout + cli.stderr
-    outputs = parse_github_output(output.read_text())
+    code, outputs = _run_in_actions(workspace, "-i", "evals/suite.jsonl", "-i", "evals/third.jsonl")
+    assert code == 1
     assert outputs == action.outputs
     assert outputs["pass-rate"] == "33.3"           # one decimal, as the console, summary and JUnit print it
     assert set(outputs) >= {"total", "passed", "failed", "errors", "timeouts", "skipped", "pass-rate", "report",
@@ -361,14 +355,18 @@ def test_run_writes_the_same_step_outputs_as_the_action(workspace: Path) -> None
 
 
 def test_run_in_github_actions_says_error_when_it_cannot_start(workspace: Path) -> None:
+    assert _run_in_actions(workspace, "-i", "evals/suite.jsonl", "-n", "nobody") == (2, {"conclusion": "error"})
+
+
+def _run_in_actions(workspace: Path, *args: str) -> tuple[int, dict[str, str]]:
+    """`agenttest run ARGS` as a workflow step runs it: its exit code and the step outputs it wrote."""
     output = workspace.parent / "run_output"
     output.write_text("")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "INPUT_", "RUNNER_"))}
-    cli = subprocess.run([sys.executable, "-m", "agenttest", "-i", "evals/suite.jsonl", "-n", "nobody"],
-                         cwd=workspace, env={**env, **_github_env(workspace, output)}, capture_output=True, text=True,
-                         timeout=120)
-    assert cli.returncode == 2
-    assert parse_github_output(output.read_text()) == {"conclusion": "error"}
+    cli = subprocess.run([sys.executable, "-m", "agenttest", *args], cwd=workspace,
+                         env={**env, **_github_env(workspace, output)}, capture_output=True, text=True, timeout=120)
+    assert "Traceback" not in cli.stderr, cli.stdout + cli.stderr
+    return cli.returncode, parse_github_output(output.read_text())
 
 
 def test_fail_on_never_closes_with_a_notice(workspace: Path) -> None:

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import textwrap
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,14 +48,52 @@ class Run:
         return next(r for r in self.report["results"] if r["id"] == case_id)
 
 
-def run_cli(*args: str, cwd: Path, env: dict[str, str] | None = None, timeout: float = 60) -> Run:
+def _cli_env(env: dict[str, str] | None) -> dict[str, str]:
     full_env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "AGENTTEST_"))}
     full_env.update(env or {})
-    proc = subprocess.run([sys.executable, "-m", "agenttest", *args], cwd=cwd, env=full_env, capture_output=True,
-                          text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+    return full_env
+
+
+def _finished(code: int, stdout: str, stderr: str, cwd: Path) -> Run:
     results = cwd / "agenttest-results"
-    return Run(proc.returncode, proc.stdout, proc.stderr, cwd, _read(results / "report.json"),
-               _read(results / "events.jsonl"))
+    return Run(code, stdout, stderr, cwd, _read(results / "report.json"), _read(results / "events.jsonl"))
+
+
+def run_cli(*args: str, cwd: Path, env: dict[str, str] | None = None, timeout: float = 60) -> Run:
+    proc = subprocess.run([sys.executable, "-m", "agenttest", *args], cwd=cwd, env=_cli_env(env), capture_output=True,
+                          text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+    return _finished(proc.returncode, proc.stdout, proc.stderr, cwd)
+
+
+@dataclass
+class Interrupted:
+    """A run stopped by a signal: how it ended, and how long it took to exit once signalled."""
+
+    run: Run
+    seconds: float
+
+
+def interrupt_cli(*args: str, cwd: Path, ready: Callable[[], bool], signum: int = signal.SIGTERM,
+                  env: dict[str, str] | None = None, settle: float = 0.0, wait: float = 20,
+                  timeout: float = 20) -> Interrupted:
+    """Start the CLI, wait (at most `wait` s) until `ready()` says the moment has come, then `settle` s more, and
+    send `signum`."""
+    proc = subprocess.Popen([sys.executable, "-m", "agenttest", *args], cwd=cwd, env=_cli_env(env),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline and not ready():
+        time.sleep(0.05)
+    time.sleep(settle)
+    sent = time.monotonic()
+    proc.send_signal(signum)
+    stdout, stderr = proc.communicate(timeout=timeout)
+    return Interrupted(_finished(proc.returncode, stdout, stderr, cwd), time.monotonic() - sent)
+
+
+def event_seen(cwd: Path, text: str) -> Callable[[], bool]:
+    """Whether events.jsonl holds `text` yet (a case id, quoted, says it has finished)."""
+    events = cwd / "agenttest-results" / "events.jsonl"
+    return lambda: events.exists() and text in events.read_text()
 
 
 def _read(path: Path) -> str | None:

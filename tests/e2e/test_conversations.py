@@ -4,11 +4,7 @@ a Python agent, or scripted turns) talks with the target until every required ch
 from __future__ import annotations
 
 import json
-import os
 import signal
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,7 +12,7 @@ from typing import Any
 import pytest
 from aiohttp import web
 
-from e2e.conftest import Project, Run, helper_server, run_cli
+from e2e.conftest import Project, Run, helper_server, interrupt_cli, run_cli
 from fakes.helper_brain import HelperBrain
 from fakes.openai_server import FakeOpenAI, completion, last_user_text
 
@@ -365,18 +361,12 @@ def test_an_interrupted_conversation_keeps_the_turns_it_had(project: Project,
                                                            brain: tuple[HelperBrain, FakeOpenAI]) -> None:
     project.suite("s.jsonl", talk("long", ["hi", "x"], [{"id": "never", "assert": contains("zzz")}],
                                   goal="[sim:slow=30] chat", input="hi"))
-    proc = subprocess.Popen([sys.executable, "-m", "agenttest", "-i", "s.jsonl"], cwd=project.root,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "BRAIN_URL": brain[1].base_url,
-                                 "CALLS_FILE": str(project.root / "calls.jsonl")})
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline and brain[0].calls["simulator"] < 1:
-        time.sleep(0.05)
-    sent = time.monotonic()
-    proc.send_signal(signal.SIGINT)
-    stdout, stderr = proc.communicate(timeout=10)
-    assert time.monotonic() - sent < 5 and proc.returncode == 130, stdout + stderr
-    report = json.loads((project.root / "agenttest-results" / "report.json").read_text())
+    stopped = interrupt_cli("-i", "s.jsonl", cwd=project.root, ready=lambda: brain[0].calls["simulator"] >= 1,
+                            signum=signal.SIGINT, timeout=10,
+                            env={"BRAIN_URL": brain[1].base_url, "CALLS_FILE": str(project.root / "calls.jsonl")})
+    stdout = stopped.run.stdout
+    assert stopped.seconds < 5 and stopped.run.code == 130, stdout + stopped.run.stderr
+    report = stopped.run.report
     [case] = report["results"]
     assert (report["interrupted"], case["status"], case["error"]) == (True, "skipped", "interrupted")
     assert case["metadata"]["turns"][0]["output"] == "echo: hi" and "ran" not in case

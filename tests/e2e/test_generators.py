@@ -4,17 +4,13 @@ server) and `-i scripts:module.func?…`, validated like file cases, run, or sav
 from __future__ import annotations
 
 import json
-import os
 import signal
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from e2e.conftest import Project, Run, helper_server
+from e2e.conftest import Project, Run, helper_server, interrupt_cli
 from fakes.helper_brain import HelperBrain
 from fakes.openai_server import FakeOpenAI
 
@@ -186,18 +182,12 @@ def test_a_generator_is_bounded_by_the_timeout_and_ctrl_c_ends_the_run_at_once(
     failed = late.result("agents:gen?count=1&slow=5")
     assert (failed["status"], failed["error_kind"]) == ("error", "generator")
     assert failed["error"] == "generator agents:gen?count=1&slow=5: no cases within the timeout (500ms)"
-    proc = subprocess.Popen([sys.executable, "-m", "agenttest", "-i", "agents:gen?count=1&slow=30"],
-                            cwd=project.root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "BRAIN_URL": brain[1].base_url,
-                                 "CALLS_FILE": str(project.root / "calls.txt")})
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline and brain[0].calls["generator"] < 2:
-        time.sleep(0.05)
-    sent = time.monotonic()
-    proc.send_signal(signal.SIGINT)
-    stdout, stderr = proc.communicate(timeout=10)
-    assert time.monotonic() - sent < 5
-    assert proc.returncode == 130 and stderr.strip().endswith("Interrupted."), stdout + stderr
+    stopped = interrupt_cli("-i", "agents:gen?count=1&slow=30", cwd=project.root,
+                            ready=lambda: brain[0].calls["generator"] >= 2, signum=signal.SIGINT, timeout=10,
+                            env={"BRAIN_URL": brain[1].base_url, "CALLS_FILE": str(project.root / "calls.txt")})
+    assert stopped.seconds < 5
+    assert stopped.run.code == 130 and stopped.run.stderr.strip().endswith("Interrupted."), \
+        stopped.run.stdout + stopped.run.stderr
     assert target_calls(project) == []
 
 

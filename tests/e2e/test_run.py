@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import signal
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -13,7 +12,7 @@ import pytest
 
 from fakes.processes import assert_dies
 
-from .conftest import ECHO_AGENT, Project, run_cli
+from .conftest import ECHO_AGENT, Project, event_seen, interrupt_cli, run_cli
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -319,20 +318,13 @@ def test_signal_writes_partial_artifacts_and_exits_130(project: Project, signum:
         """)
     project.suite("suite.jsonl", {"id": "quick", "input": "hi"},
                   *[{"id": f"slow{i}", "input": "sleep 30", "after": "env_test.After"} for i in range(3)])
-    proc = subprocess.Popen([sys.executable, "-m", "agenttest", "-i", "suite.jsonl", "--parallel", "2"],
-                            cwd=project.root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    events = project.root / "agenttest-results" / "events.jsonl"
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline and not (events.exists() and '"quick"' in events.read_text()):
-        time.sleep(0.05)
-    time.sleep(0.3)
-    sent = time.monotonic()
-    proc.send_signal(signum)
-    stdout, stderr = proc.communicate(timeout=10)
-    assert time.monotonic() - sent < 5
-    assert proc.returncode == 130, stdout + stderr
+    stopped = interrupt_cli("-i", "suite.jsonl", "--parallel", "2", cwd=project.root,
+                            ready=event_seen(project.root, '"quick"'), signum=signum, settle=0.3, timeout=10)
+    stdout = stopped.run.stdout
+    assert stopped.seconds < 5
+    assert stopped.run.code == 130, stdout + stopped.run.stderr
     assert "  ⚠ INTERRUPTED: partial results" in stdout.splitlines() and "TESTS FAILED" not in stdout
-    report = json.loads((project.root / "agenttest-results" / "report.json").read_text())
+    report = stopped.run.report
     assert report["interrupted"] is True
     statuses = {r["id"]: (r["status"], r.get("error")) for r in report["results"]}
     assert statuses["quick"] == ("passed", None)
@@ -500,18 +492,13 @@ def test_a_signal_during_a_global_hook_still_writes_the_artifacts(project: Proje
         """)
     project.suite("suite.jsonl", {"id": "a", "input": "hi"})
     flag = "--before" if hook == "BeforeAll" else "--after"
-    proc = subprocess.Popen([sys.executable, "-m", "agenttest", "-i", "suite.jsonl", flag, f"env_test.{hook}"],
-                            cwd=project.root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline and not (project.root / "hook-started").exists():
-        time.sleep(0.05)
-    sent = time.monotonic()
-    proc.send_signal(signal.SIGTERM)
-    stdout, stderr = proc.communicate(timeout=15)
-    assert time.monotonic() - sent < 5
-    assert proc.returncode == 130, stdout + stderr
+    stopped = interrupt_cli("-i", "suite.jsonl", flag, f"env_test.{hook}", cwd=project.root,
+                            ready=(project.root / "hook-started").exists, timeout=15)
+    stdout = stopped.run.stdout
+    assert stopped.seconds < 5
+    assert stopped.run.code == 130, stdout + stopped.run.stderr
     assert "  ⚠ INTERRUPTED: partial results" in stdout.splitlines() and "TESTS FAILED" not in stdout
-    report = json.loads((project.root / "agenttest-results" / "report.json").read_text())
+    report = stopped.run.report
     assert report["interrupted"] is True
     assert (project.root / "agenttest-results" / "junit.xml").exists()
     expected = "skipped" if hook == "BeforeAll" else "passed"

@@ -6,15 +6,13 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
-from e2e.conftest import Project
+from e2e.conftest import Project, event_seen, interrupt_cli
 from report.test_annotations import commands_the_runner_would_run
 
 ACTIONS = {"GITHUB_ACTIONS": "true"}
@@ -227,19 +225,11 @@ def test_large_replies_are_checked_whole_and_stored_capped(project: Project) -> 
 def test_an_interrupt_with_large_replies_in_memory_exits_within_five_seconds(project: Project) -> None:
     project.suite("s.jsonl", *[{"id": f"big{i}", "input": f"big{i}"} for i in range(40)],
                   *[{"id": f"slow{i}", "input": "slow"} for i in range(2)])
-    proc = subprocess.Popen([sys.executable, "-m", "agenttest", "-i", "s.jsonl", "--parallel", "4"],
-                            cwd=project.root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    events = project.root / "agenttest-results" / "events.jsonl"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and not (events.exists() and '"big39"' in events.read_text()):
-        time.sleep(0.1)
-    time.sleep(0.3)
-    sent = time.monotonic()
-    proc.send_signal(signal.SIGTERM)
-    stdout, stderr = proc.communicate(timeout=20)
-    assert time.monotonic() - sent < 5
-    assert proc.returncode == 130, stdout + stderr
-    report = json.loads((project.root / "agenttest-results" / "report.json").read_text())
+    stopped = interrupt_cli("-i", "s.jsonl", "--parallel", "4", cwd=project.root,
+                            ready=event_seen(project.root, '"big39"'), settle=0.3, wait=60)
+    assert stopped.seconds < 5
+    assert stopped.run.code == 130, stopped.run.stdout + stopped.run.stderr
+    report = stopped.run.report
     assert report["interrupted"] is True and report["summary"]["passed"] == 40
 
 
