@@ -6,6 +6,7 @@ import json
 import os
 import re
 import tempfile
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,14 +28,18 @@ def _current_umask() -> int:
 _FILE_MODE = 0o666 & ~_current_umask()
 
 
-def write_text(path: Path, text: str | bytes) -> None:
-    """Write via a temporary file and rename, so a reader never sees half a file. Bytes are UTF-8 already."""
+def write_text(path: Path, text: str | bytes | Iterable[bytes]) -> None:
+    """Write via a temporary file and rename, so a reader never sees half a file. Bytes are UTF-8 already; an
+    iterable of them (`json_chunks`) is written piece by piece, never whole in memory."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
-        if isinstance(text, bytes):
-            with os.fdopen(fd, "wb") as binary:
-                binary.write(text)
+        if not isinstance(text, str):
+            with os.fdopen(fd, "wb", buffering=256 * 1024) as binary:
+                if isinstance(text, bytes):
+                    binary.write(text)
+                else:
+                    binary.writelines(text)
         else:
             with os.fdopen(fd, "w", encoding="utf-8", errors="replace", newline="\n") as handle:
                 handle.write(text)
@@ -56,10 +61,34 @@ def json_text(data: Any) -> str:
     return _dumps(data, pretty=True).decode("utf-8") + "\n"
 
 
-def json_bytes(data: Any) -> bytes:
-    """`json_text` as the UTF-8 a file holds: a large artifact (report.json of 10,000 cases is ~8 MB) is written
-    without a second copy as text."""
-    return _dumps(data, pretty=True) + b"\n"
+def json_chunks(data: Any) -> Iterator[bytes]:
+    """`json_text(data)` as UTF-8, in pieces: a large artifact (report.json of 10,000 cases is ~8 MB, and orjson's
+    growing buffer held twice that) is written one result at a time. The first two levels of objects and the first
+    three of arrays are laid out here (an array may also be any iterator: CTRF's tests come from a generator); each
+    value below them goes through `_dumps`, indented to its place. The bytes are `json_text`'s, secrets masked the
+    same way: a secret lies within one string, so within one piece."""
+    yield from _pieces(data, 0)
+    yield b"\n"
+
+
+def _pieces(value: Any, depth: int) -> Iterator[bytes]:
+    if isinstance(value, dict) and depth < 2 and all(isinstance(key, str) for key in value):
+        items: Iterable[tuple[Any, Any]] = value.items()
+        opening, closing = b"{", b"}"
+    elif isinstance(value, (list, tuple, Iterator)) and depth < 3:
+        items = ((None, item) for item in value)
+        opening, closing = b"[", b"]"
+    else:
+        text = _dumps(value, pretty=True)
+        yield text.replace(b"\n", b"\n" + b"  " * depth) if depth else text
+        return
+    inside = b"\n" + b"  " * (depth + 1)
+    empty = True
+    for key, item in items:
+        yield (opening if empty else b",") + inside + (b"" if key is None else _dumps(key, pretty=False) + b": ")
+        empty = False
+        yield from _pieces(item, depth + 1)
+    yield opening + closing if empty else b"\n" + b"  " * depth + closing
 
 
 def json_line(data: Any) -> str:

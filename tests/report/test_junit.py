@@ -6,12 +6,16 @@ from pathlib import Path
 
 import pytest
 import xunitparser
+from hypothesis import given
+from hypothesis import strategies as st
 from junitparser import Error, Failure, JUnitXml, Skipped
 from lxml import etree
 
+from agenttest.report.escape import one_line, preview, xml_text
 from agenttest.report.github import SourceLinks
-from agenttest.report.junit import JUnitWriter, render_junit
-from agenttest.results import CaseResult
+from agenttest.report.junit import BODY_CHARS, JUnitWriter, render_junit
+from agenttest.report.verdicts import case_title, failure_body, first_reason
+from agenttest.results import AssertionResult, CaseResult
 
 from .conftest import SCHEMA, hostile_result, make_report, mixed_results
 
@@ -94,6 +98,28 @@ def test_hostile_agent_text_stays_valid_and_visible(links: SourceLinks) -> None:
     assert "\n" not in failure.get("message")
     assert root.find(".//testcase").get("name") == "hostile|`id`: <b>name</b> ::error::x"
     assert root.find(".//skipped").get("message") == "reason #x00]]>"
+
+
+@given(text=st.text(max_size=30), ident=st.text(min_size=1, max_size=8))
+def test_any_text_reads_back_as_written(text: str, ident: str) -> None:
+    """junit.xml is written as text, not through an XML library: whatever the strings hold, a parser reads back
+    exactly the cleaned text (`xml_text`) in every attribute and element."""
+    links = SourceLinks.from_environment(Path("/nonexistent"), {})
+    result = CaseResult(id=ident, name=text, status="failed", input=text, output=text, error=text, duration_ms=1,
+                        file="suites/a.jsonl", line=1, assertions=[AssertionResult("contains", False, text)])
+    skipped = CaseResult(id=ident + "s", status="skipped", input=text, error=text or "x", file="suites/a.jsonl",
+                         line=2)
+    root = validate(render_junit(make_report([result, skipped], error=text or "e").to_dict(), links,
+                                     hostname=text or "h"))
+    data = result.to_dict()
+    case, other = root.iter("testcase")
+    failure = case.find("failure")
+    assert case.get("name") == xml_text(case_title(data))
+    assert root.find("testsuite").get("hostname") == xml_text(text or "h")
+    assert failure.get("message") == xml_text(first_reason(data))
+    assert (failure.text or "") == xml_text(preview(failure_body(data, path="suites/a.jsonl"), BODY_CHARS))
+    assert other.find("skipped").get("message") == one_line(text or "x", 500)
+    assert root.find(".//system-err").text == xml_text(text or "e")
 
 
 def test_big_outputs_are_cut(links: SourceLinks) -> None:

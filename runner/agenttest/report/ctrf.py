@@ -7,13 +7,13 @@ control characters and lone surrogates made visible), so the file is valid UTF-8
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Any, TextIO
 
-from ..files import json_bytes
-from .artifact import FileReporter
+from ..files import json_chunks
+from .artifact import Content, FileReporter
 from .base import ReportLike
 from .escape import preview, xml_text
 from .github import SourceLinks
@@ -31,21 +31,28 @@ class CtrfWriter(FileReporter):
         self.path = path
         self.links = links
 
-    def files(self, report: ReportLike) -> Iterable[tuple[Path, str | bytes]]:
-        return [(self.path, json_bytes(render_ctrf(report.data, self.links)))]
+    def files(self, report: ReportLike) -> Iterable[tuple[Path, Content]]:
+        return [(self.path, json_chunks(_document(report.data, self.links)))]
 
 
 def render_ctrf(report: Mapping[str, Any], links: SourceLinks | None = None) -> dict[str, Any]:
     """The CTRF document of a report.json dict."""
-    links = links or SourceLinks.from_environment()
+    document = _document(report, links or SourceLinks.from_environment())
+    document["results"]["tests"] = list(document["results"]["tests"])
+    return document
+
+
+def _document(report: Mapping[str, Any], links: SourceLinks) -> dict[str, Any]:
+    """The CTRF document, its tests an iterator: each is built as it is written, never all at once."""
     summary = report.get("summary") or {}
     metadata = report.get("metadata") or {}
     results = list(report.get("results") or [])
     start = _epoch_ms(metadata.get("started_at"))
     stop = _epoch_ms(metadata.get("completed_at")) or start + int(summary.get("duration_ms") or 0)
-    tests = [_test(result, links) for result in results]
-    counts = {status: sum(1 for t in tests if t["status"] == status) for status in ("passed", "failed", "skipped")}
-    suites = {t["filePath"] for t in tests if "filePath" in t}
+    tests: Iterator[dict[str, Any]] = (_test(result, links) for result in results)
+    statuses = [_STATUS.get(str(result.get("status")), "other") for result in results]
+    counts = {status: statuses.count(status) for status in ("passed", "failed", "skipped")}
+    suites = {path for path in (links.display(result.get("file")) for result in results) if path}
     document: dict[str, Any] = {
         "reportFormat": "CTRF",
         "specVersion": SPEC_VERSION,
@@ -53,7 +60,7 @@ def render_ctrf(report: Mapping[str, Any], links: SourceLinks | None = None) -> 
         "results": {
             "tool": {"name": "agenttest", "version": xml_text(metadata.get("version"))},
             "summary": {
-                "tests": len(tests), **counts, "pending": 0, "other": 0, "suites": len(suites),
+                "tests": len(results), **counts, "pending": 0, "other": 0, "suites": len(suites),
                 "start": start, "stop": stop, "duration": int(summary.get("duration_ms") or 0),
                 "extra": {"errors": summary.get("errors", 0), "timeouts": summary.get("timeouts", 0),
                           "pass_rate": summary.get("pass_rate"), "interrupted": bool(report.get("interrupted"))},

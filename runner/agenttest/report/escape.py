@@ -30,6 +30,12 @@ _BACKTICKS = re.compile(r"`+")
 # DEL (a bare ESC or BEL could still drive a terminal), the bidirectional overrides that reorder what a reader sees
 # ("Trojan Source"), and lone surrogates, which no encoder accepts.
 _UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+# What XML markup needs escaped, as ElementTree's serializer writes it: in content `& < >`; in an attribute value
+# also `"`, and the whitespace a parser would normalise to spaces, as character references.
+_XML_MARKUP = re.compile('[&<>"\n\r\t]')
+_XML_CONTENT = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
+_XML_ATTRIBUTE = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "\n": "&#10;",
+                                "\r": "&#13;", "\t": "&#09;"})
 
 
 def to_text(value: Any) -> str:
@@ -96,11 +102,24 @@ def _visible(match: re.Match[str]) -> str:
 
 def xml_text(value: Any) -> str:
     """A string every XML 1.0 writer accepts: cleaned, and each illegal character replaced by its visible `#xNN`
-    form (pytest's `bin_xml_escape`). `& < > "` are left to the XML serializer."""
+    form (pytest's `bin_xml_escape`). `& < > "` are escaped by `xml_content` and `xml_attribute`, or by a
+    serializer."""
     text = clean(value)
     if text.isascii() and text.isprintable():         # only characters from space to `~`: all legal
         return text
     return _XML_ILLEGAL.sub(_visible, text)
+
+
+def xml_content(value: Any) -> str:
+    """`xml_text` escaped as element content."""
+    text = xml_text(value)
+    return text.translate(_XML_CONTENT) if _XML_MARKUP.search(text) else text
+
+
+def xml_attribute(value: Any) -> str:
+    """`xml_text` escaped as an attribute value in double quotes."""
+    text = xml_text(value)
+    return text.translate(_XML_ATTRIBUTE) if _XML_MARKUP.search(text) else text
 
 
 # --- HTML ------------------------------------------------------------------------------------------------------

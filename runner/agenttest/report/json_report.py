@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TextIO
 
-from ..files import json_bytes, json_text
-from .artifact import FileReporter
+from ..files import json_chunks, json_text
+from .artifact import Content, FileReporter
 from .base import ReportLike
 
 
@@ -19,12 +19,10 @@ class JsonReportWriter(FileReporter):
         self.path = path
         self.output = output
 
-    def files(self, report: ReportLike) -> Iterable[tuple[Path, str | bytes]]:
-        data = report.data
-        targets: list[tuple[Path, str | bytes]] = [(self.path, json_bytes(data))]
+    def files(self, report: ReportLike) -> Iterator[tuple[Path, Content]]:
+        yield self.path, json_chunks(report.data)
         if self.output is not None:
-            targets.append((self.output, render_for(self.output, data)))
-        return targets
+            yield self.output, render_for(self.output, report.data)
 
 
 def render_for(path: Path, data: dict) -> str:
