@@ -32,26 +32,29 @@ class RawEntry:
     text: str | None = None     # the entry's JSON as written (kept by a Case instead of the parsed value)
 
 
-def read_entries(path: Path) -> list[RawEntry]:
-    """The entries of a suite file (JSONL or a JSON array), with 1-based line numbers. Never raises."""
+def read_entries(path: Path) -> Iterator[RawEntry]:
+    """The entries of a suite file (JSONL or a JSON array), with 1-based line numbers. Never raises. A JSONL file's
+    lines are parsed as the entries are taken, so a large suite's parsed values are never all in memory at once."""
     try:
         data = path.read_bytes()
     except OSError as exc:
-        return [RawEntry(1, error=f"cannot read suite file: {exc.strerror or exc}")]
+        return iter([RawEntry(1, error=f"cannot read suite file: {exc.strerror or exc}")])
     if data.startswith(_UTF16_BOMS):
-        return [RawEntry(1, error="the file is UTF-16 encoded; save it as UTF-8")]
+        return iter([RawEntry(1, error="the file is UTF-16 encoded; save it as UTF-8")])
     if data.startswith(_BOM):
         data = data[len(_BOM):]
-    lines: list[str | UnicodeDecodeError] = []
-    for raw in data.split(b"\n"):  # only \n ends a line, as in editors (str.splitlines also splits on \x1c, \u2028…)
-        try:
-            lines.append(raw.decode("utf-8"))
-        except UnicodeDecodeError as exc:
-            lines.append(exc)
-    first = next((line for line in lines if not isinstance(line, str) or not _is_skipped(line)), None)
+    lines = data.split(b"\n")  # only \n ends a line, as in editors (str.splitlines also splits on \x1c, \u2028…)
+    first = next((line for line in map(_decoded, lines) if not isinstance(line, str) or not _is_skipped(line)), None)
     if isinstance(first, str) and first.lstrip(_JSON_WHITESPACE).startswith("["):
-        return _array_entries(lines)
-    return list(_jsonl_entries(lines))
+        return iter(_array_entries([_decoded(line) for line in lines]))
+    return _jsonl_entries(lines)
+
+
+def _decoded(line: bytes) -> str | UnicodeDecodeError:
+    try:
+        return line.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return exc
 
 
 def _is_skipped(line: str) -> bool:
@@ -63,9 +66,9 @@ def _utf8_problem(exc: UnicodeDecodeError) -> str:
     return f"not valid UTF-8 (byte 0x{exc.object[exc.start]:02x} at byte {exc.start + 1} of the line)"
 
 
-def _jsonl_entries(lines: list[str | UnicodeDecodeError]) -> Iterator[RawEntry]:
+def _jsonl_entries(lines: list[bytes]) -> Iterator[RawEntry]:
     reader = _JsonReader()
-    for number, line in enumerate(lines, start=1):
+    for number, line in enumerate(map(_decoded, lines), start=1):
         if isinstance(line, UnicodeDecodeError):
             yield RawEntry(number, error=f"line is {_utf8_problem(line)}")
             continue
