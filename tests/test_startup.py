@@ -4,6 +4,7 @@ command imports what it needs when it runs. Measured in bench/, asserted here on
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -55,3 +56,32 @@ def test_validate_loads_no_http_client_no_schema_library_and_no_reporter(tmp_pat
                 "agenttest.agents.exec", "agenttest.agents.replay", "agenttest.engine.run",
                 "agenttest.report.reporters", "agenttest.report.junit"}
     assert sorted(unwanted & loaded) == []
+
+
+NETWORK = """
+import json, os
+from agenttest.agents.network import aiohttp, tls_context
+defaults = aiohttp.connector._SSL_CONTEXT_VERIFIED.cert_store_stats()["x509"]
+print(json.dumps([{k: os.environ.get(k) for k in ("SSL_CERT_FILE", "SSL_CERT_DIR")}, defaults,
+                  tls_context().cert_store_stats()["x509"]]))
+"""
+
+
+@pytest.mark.parametrize("locations", [{}, {"SSL_CERT_FILE": "BUNDLE", "SSL_CERT_DIR": "/nowhere"}])
+def test_aiohttp_loads_no_certificate_and_the_environment_is_left_as_it_was(tmp_path, locations) -> None:
+    """aiohttp's own TLS contexts load no CA certificate when it is imported (~0.1 s and ~3 MB saved); OpenSSL's
+    locations are put back as they were, so the context https agents get loads them as before."""
+    import trustme
+
+    bundle = tmp_path / "ca.pem"
+    trustme.CA().cert_pem.write_to_path(str(bundle))
+    wanted = {k: str(bundle) if v == "BUNDLE" else v for k, v in locations.items()}
+    env = {k: v for k, v in os.environ.items() if k not in ("SSL_CERT_FILE", "SSL_CERT_DIR")}
+    proc = subprocess.run([sys.executable, "-c", NETWORK], env={**env, **wanted}, capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    left, aiohttp_defaults, ours = json.loads(proc.stdout)
+    assert left == {"SSL_CERT_FILE": wanted.get("SSL_CERT_FILE"), "SSL_CERT_DIR": wanted.get("SSL_CERT_DIR")}
+    assert aiohttp_defaults == 0
+    if wanted:
+        assert ours == 1          # exactly the bundle's one CA

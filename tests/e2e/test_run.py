@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import json
 import signal
+import ssl
 import sys
 import time
 from pathlib import Path
 
 import pytest
+import trustme
 
 from fakes.processes import assert_dies
+from fakes.server import ScriptedServer, json_reply
 
 from .conftest import ECHO_AGENT, Project, event_seen, interrupt_cli, run_cli
 
@@ -590,3 +593,34 @@ def test_scale_flags_are_checked_before_any_case_runs(project: Project, args: tu
     project.suite("suite.jsonl", {"id": "a", "input": "hi"})
     run = project.run("-i", "suite.jsonl", *args)
     assert run.code == 2 and message in run.stderr
+
+
+def test_an_https_agent_is_verified_with_the_certificates_in_effect(tmp_path: Path) -> None:
+    """aiohttp is imported without loading any CA certificate (agents/network.py), yet an https agent is verified
+    against the system's, or SSL_CERT_FILE's when it is set, and a certificate nobody vouches for fails the call."""
+    ca = trustme.CA()
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    ca.issue_cert("127.0.0.1").configure_cert(context)
+    bundle = tmp_path / "ca.pem"
+    ca.cert_pem.write_to_path(str(bundle))
+    project = Project(tmp_path)
+    project.suite("s.jsonl", {"id": "a", "input": "hi", "assert": {"type": "contains", "value": "over tls"}})
+    with ScriptedServer("/chat", json_reply({"content": "over tls"}), ssl_context=context) as server:
+        project.write("agenttest.yaml", f"""
+            version: 1
+            defaults:
+              name: remote
+            agents:
+              remote:
+                provider: http
+                url: {server.endpoint}
+            """)
+        trusted = project.run("-i", "s.jsonl", env={"SSL_CERT_FILE": str(bundle)})
+        untrusted = project.run("-i", "s.jsonl", env={"SSL_CERT_FILE": str(tmp_path / "none.pem")})
+    assert server.endpoint.startswith("https://127.0.0.1:")
+    assert trusted.code == 0, trusted.stdout + trusted.stderr
+    assert trusted.result("a")["output"] == "over tls"
+    assert untrusted.code == 1
+    assert untrusted.result("a")["error"].startswith(
+        f"agent error: TLS certificate verification failed for {server.endpoint}: ")
+    assert len(server.requests) == 1

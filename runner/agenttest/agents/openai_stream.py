@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import json
-from typing import Any
-
-import aiohttp
+from typing import TYPE_CHECKING, Any
 
 from ..errors import AgentCallError
 from .openai_chat import raise_error_object
 from .replies import snippet
 from .sse import iter_sse
+
+if TYPE_CHECKING:
+    import aiohttp
 
 
 class StreamAssembler:

@@ -6,8 +6,10 @@ import codecs
 import re
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import aiohttp
+if TYPE_CHECKING:
+    import aiohttp
 
 _LINE_END = re.compile(r"\r\n|\r|\n")
 

@@ -17,14 +17,12 @@ from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from typing import Any
 
-import aiohttp
-from aiohttp.helpers import get_env_proxy_for_url
-from aiohttp.http_exceptions import ContentLengthError, TransferEncodingError
 from yarl import URL
 
 from .. import __version__
 from ..errors import AgentCallError
 from ..secrets import mask
+from .network import aiohttp, tls_context
 from .replies import snippet
 from .urls import display_url, without_user_info
 
@@ -81,7 +79,7 @@ class HttpTransport:
         origin = URL(url).origin()
         if origin not in self._proxies:
             try:
-                self._proxies[origin] = get_env_proxy_for_url(origin)
+                self._proxies[origin] = aiohttp.helpers.get_env_proxy_for_url(origin)
             except LookupError:
                 self._proxies[origin] = (None, None)
         return self._proxies[origin]
@@ -100,8 +98,9 @@ class HttpTransport:
             attempts += 1
             try:
                 proxy, proxy_auth = self._proxy(url)
+                tls = tls_context() if url[:6].lower() == "https:" or (proxy and proxy.scheme == "https") else True
                 response = await self._client().request(method, url, data=data, headers=headers, proxy=proxy,
-                                                        proxy_auth=proxy_auth)
+                                                        proxy_auth=proxy_auth, ssl=tls)
             except aiohttp.ClientError as exc:
                 fault = _connection_fault(exc, shown)
             else:
@@ -206,8 +205,8 @@ def _error_detail(text: str) -> str:
 
 def _broken_reply(exc: aiohttp.ClientError, response: aiohttp.ClientResponse, shown: str) -> str:
     """Why a reply could not be read to its end, in our words: aiohttp says a body cut short is a "400"."""
-    if isinstance(exc, aiohttp.ClientPayloadError) and isinstance(exc.__cause__, (ContentLengthError,
-                                                                                   TransferEncodingError)):
+    cut_short = (aiohttp.http_exceptions.ContentLengthError, aiohttp.http_exceptions.TransferEncodingError)
+    if isinstance(exc, aiohttp.ClientPayloadError) and isinstance(exc.__cause__, cut_short):
         stream = response.content
         received = getattr(stream, "total_raw_bytes", stream.total_bytes)     # aiohttp ≥ 3.12: before decoding
         of = f" of {response.content_length}" if response.content_length is not None else ""
