@@ -36,6 +36,7 @@ from .errors import AgentCallError, AgentTestError, ConfigError, HelperError, Wh
 from .options import merge_options
 from .project import ProjectConfig, find_config, load_project
 from .secrets import mask
+from .timeouts import within
 from .validation import first_error
 from .workspace import attachment_root
 
@@ -193,7 +194,7 @@ class Agent:
         started = time.monotonic()
         request.deadline = started + seconds
         try:
-            response = await asyncio.wait_for(self._transport.call(request), seconds)
+            response = await within(self._transport.call(request), seconds)
         except asyncio.TimeoutError:
             raise AgentCallError(f"timeout after {format_duration(seconds)}", "timeout") from None
         except AgentCallError:
@@ -285,7 +286,7 @@ def _judgement(config: Config, subject: Any, validator: str, criteria: Any, meta
 
     async def ask() -> Verdict:
         try:
-            return await asyncio.wait_for(REGISTRY["agent"].evaluate(spec, context), seconds)  # type: ignore[arg-type]
+            return await within(REGISTRY["agent"].evaluate(spec, context), seconds)  # type: ignore[arg-type]
         except asyncio.TimeoutError:
             raise HelperError(f"judge {validator}: timeout after {format_duration(seconds)}", "judge") from None
 

@@ -16,6 +16,7 @@ from ..cases.model import Case
 from ..durations import format_duration
 from ..errors import AgentCallError, HookError
 from ..results import CaseResult, Status
+from ..timeouts import within
 from ..usage import Usage
 from ..user_errors import collecting
 from .context import RunContext
@@ -113,7 +114,7 @@ class CaseRunner:
         try:
             if case.before:
                 try:
-                    before_data = await asyncio.wait_for(
+                    before_data = await within(
                         services.hooks.call(case.before, case.base_dir, services.context.hook_context(case),
                                             case_dict(case), agent_dir=case.agent_dir), work.remaining())
                 except asyncio.TimeoutError:     # the Before hook used up the case's time
@@ -152,7 +153,7 @@ class CaseRunner:
         started = time.monotonic()
         at = f" {where}" if where else ""
         try:
-            response = await asyncio.wait_for(self.services.pool.get(request.agent).call(request), work.remaining())
+            response = await within(self.services.pool.get(request.agent).call(request), work.remaining())
         except asyncio.TimeoutError:
             raise work.timed_out(f"{where}, waiting for the agent" if where else "") from None
         except AgentCallError as exc:
@@ -171,7 +172,7 @@ class CaseRunner:
         call = services.hooks.call(case.after, case.base_dir, services.context.hook_context(case), case_dict(case),
                                    result_dict(result), before_data, agent_dir=case.agent_dir)
         try:
-            await asyncio.wait_for(call, grace)
+            await within(call, grace)
         except (HookError, asyncio.TimeoutError) as exc:
             message = (f"after hook: {exc.message}" if isinstance(exc, HookError)
                        else f"after hook: timeout after {format_duration(grace)}")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-import secrets
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -57,7 +57,7 @@ class RunContext:
         gets its own chat id (no session leaks)."""
         case_id = case.id if case is not None else "run"
         context: dict[str, Any] = {
-            "chat_id": f"test-{case_id}-{secrets.token_hex(4)}",
+            "chat_id": f"test-{case_id}-{os.urandom(4).hex()}",
             "test_id": case_id,
             "run": run,
             "user_id": self.user_for(case),

@@ -21,6 +21,7 @@ from ..assertions.base import EvalContext, evaluate_all, failure_message, may_wa
 from ..cases.model import Case, Checkpoint, Conversation
 from ..errors import HelperError
 from ..results import CaseResult
+from ..timeouts import within
 from .case_runner import CaseFailure, CaseRunner, CaseWork, response_trace
 
 
@@ -95,7 +96,7 @@ class DynamicRunner(CaseRunner):
         try:
             if not simulator.waits:         # no task and timer for what cannot wait (see StandardRunner)
                 return await simulator.next(talk, turn)
-            return await asyncio.wait_for(simulator.next(talk, turn), work.remaining())
+            return await within(simulator.next(talk, turn), work.remaining())
         except asyncio.TimeoutError:
             raise work.timed_out(f"turn {turn}") from None
         except HelperError as exc:
@@ -115,7 +116,7 @@ class DynamicRunner(CaseRunner):
                               helpers=work.helpers, conversation=list(talk.messages))
             if may_wait(checkpoint.assertions):
                 try:
-                    verdicts = await asyncio.wait_for(evaluate_all(checkpoint.assertions, ctx), work.remaining())
+                    verdicts = await within(evaluate_all(checkpoint.assertions, ctx), work.remaining())
                 except asyncio.TimeoutError:
                     raise work.timed_out(f"turn {turn}, checking checkpoint {checkpoint.id}") from None
             else:

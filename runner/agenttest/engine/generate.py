@@ -19,6 +19,7 @@ from ..durations import format_duration
 from ..errors import HelperError
 from ..project import ProjectConfig
 from ..threads import call_user
+from ..timeouts import within
 from ..usage import Usage
 from ..user_errors import describe
 from ..workspace import attachment_root
@@ -37,7 +38,7 @@ async def generate(suite: Suite, pool: AgentPool, target_id: str, *, cwd: Path, 
         helpers = HelperCaller(agents=pool, usage=usage, context={**context, "test_id": "generator"},
                                deadline=started + timeout, cache=cache, case=(source.spelled, "(generator)"))
         try:
-            values = await asyncio.wait_for(_generated_values(source, target, helpers, cwd, pool.project), timeout)
+            values = await within(_generated_values(source, target, helpers, cwd, pool.project), timeout)
         except (HelperError, asyncio.TimeoutError) as exc:   # the message names the generator agent or script
             message = exc.message if isinstance(exc, HelperError) else \
                 f"generator {source.spelled}: no cases within the timeout ({format_duration(timeout)})"

@@ -34,6 +34,7 @@ from ..report.ci import artifact_paths
 from ..report.merge import read_report
 from ..report.reporters import build_reporters
 from ..results import CaseResult, Summary
+from ..timeouts import within
 from ..usage import Usage
 from ..workspace import repository_root
 from .case_runner import AFTER_HOOK_GRACE, RunServices, base_result, case_dict, result_dict
@@ -186,7 +187,7 @@ async def _run_suite(config: RunConfig, suite: Suite, pool: AgentPool, checks: C
                                    [result_dict(r) for r in results], before_all_data, agent_dir=global_agent_dir)
             try:
                 if scheduler.interrupted:   # the user is waiting: AfterAll gets the After hooks' grace
-                    await asyncio.wait_for(after_all, AFTER_HOOK_GRACE)
+                    await within(after_all, AFTER_HOOK_GRACE)
                 else:
                     await interrupt.guard(after_all)
             except HookError as exc:

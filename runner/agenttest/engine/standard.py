@@ -7,6 +7,7 @@ import asyncio
 from ..assertions.base import EvalContext, evaluate_all, failure_message, may_wait, undecided
 from ..cases.model import Case
 from ..results import CaseResult
+from ..timeouts import within
 from .case_runner import CaseFailure, CaseRunner, CaseWork, response_trace
 
 
@@ -21,7 +22,7 @@ class StandardRunner(CaseRunner):
         ctx = EvalContext(response=response, input=case.input, latency_ms=latency_ms, helpers=work.helpers)
         if may_wait(case.assertions):
             try:
-                verdicts = await asyncio.wait_for(evaluate_all(case.assertions, ctx), max(work.remaining(), 0.001))
+                verdicts = await within(evaluate_all(case.assertions, ctx), max(work.remaining(), 0.001))
             except asyncio.TimeoutError:
                 raise work.timed_out("in assertions") from None
         else:       # static checks decide at once: no task and timer to guard them (a timeout could not cut them)

@@ -1,0 +1,22 @@
+"""Awaiting something for at most so many seconds, as cheaply as the interpreter allows."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import Awaitable
+from typing import TypeVar
+
+T = TypeVar("T")
+
+if sys.version_info >= (3, 11):
+    async def within(awaitable: Awaitable[T], seconds: float) -> T:
+        """`awaitable`'s result, or TimeoutError once `seconds` have passed (it is then cancelled).
+
+        `asyncio.wait_for` on 3.11 runs the awaitable in a task of its own, with a timer: ~25 µs on the project's
+        machine, paid on every agent call. `asyncio.timeout` cancels the task already running instead, which is
+        what wait_for itself does from 3.12."""
+        async with asyncio.timeout(seconds):
+            return await awaitable
+else:
+    within = asyncio.wait_for
