@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from agenttest import secrets
 from agenttest.agents.replies import snippet
 from agenttest.bounds import DEPTH_MARKER, MAX_DEPTH, depth
-from agenttest.files import json_chunks, json_line, json_text
+from agenttest.files import json_chunks, json_line, json_record, json_text
 from agenttest.report.escape import one_line, preview
 from agenttest.secrets import encoded_forms, mask, mask_head, register_secret, shorten
 
@@ -117,7 +117,7 @@ def test_artifacts_hold_no_secret_in_any_string_or_key(value: object, secret: st
         {held: value} if where == "key" else {"items": [value, [held]]} if where == "list" else \
         {"results": [value, {held: [held]}], "summary": {held: value}}
     with registry(secret):
-        for text in (json_line(data), json_text(data), b"".join(json_chunks(data))):
+        for text in (json_line(data), json_record(data), json_text(data), b"".join(json_chunks(data))):
             strings = _strings(json.loads(text))
             assert not [s for s in strings if secret in s]
             assert [s for s in strings if "***" in s]
@@ -127,6 +127,7 @@ def test_artifacts_hold_no_secret_in_any_string_or_key(value: object, secret: st
 def test_artifacts_without_a_secret_are_the_data_as_written(value: object) -> None:
     with registry("sk-never-in-there"):
         assert json.loads(json_line({"v": value})) == {"v": value}
+        assert json_record({"v": value}) == json_line({"v": value}).encode("utf-8")
         assert json.loads(json_text({"v": value})) == {"v": value}
         for data in ({"v": value}, value, [value, {"results": [value, value]}], {"a": {"b": [value]}}):
             assert b"".join(json_chunks(data)) == json_text(data).encode("utf-8")   # written in pieces, the same

@@ -96,6 +96,11 @@ def json_line(data: Any) -> str:
     return _dumps(data, pretty=False).decode("utf-8") + "\n"
 
 
+def json_record(data: Any) -> bytes:
+    """`json_line` as UTF-8, for a file written in binary (events.jsonl: one per case, no text layer between)."""
+    return _dumps(data, pretty=False) + b"\n"
+
+
 def _dumps(data: Any, *, pretty: bool) -> bytes:
     """JSON every reader accepts (Node's JSON.parse, jq), with no secret in it.
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from typing import Any
 
+import orjson
 from yarl import URL
 
 from .. import __version__
@@ -91,7 +92,7 @@ class HttpTransport:
         exponential backoff and jitter (or `Retry-After`), never waiting past `deadline`; every other fault, and a
         connection that breaks while the caller reads the reply, raises AgentCallError."""
         shown = display_url(url)
-        data = json.dumps(body, ensure_ascii=False).encode("utf-8")
+        data = _json_body(body)
         headers = {"Content-Type": "application/json", **headers}
         attempts = 0
         while True:
@@ -151,6 +152,15 @@ def parse_retry_after(value: str | None) -> float | None:
     if math.isnan(seconds):
         return None
     return min(max(seconds, 0.0), RETRY_AFTER_CAP)
+
+
+def _json_body(body: Any) -> bytes:
+    """The request's JSON as UTF-8: orjson's (~0.2 µs for a chat request, against ~4 µs), or the json module's for
+    what orjson refuses (an integer beyond 64 bits, a key that is not a string)."""
+    try:
+        return orjson.dumps(body)
+    except TypeError:       # orjson.JSONEncodeError included
+        return json.dumps(body, ensure_ascii=False).encode("utf-8")
 
 
 def _connection_fault(exc: aiohttp.ClientError, shown: str) -> _Fault:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import contextlib
 import sys
 from pathlib import Path
-from typing import IO, TextIO
+from typing import BinaryIO, TextIO
 
-from ..files import json_line
+from ..files import json_record
 from ..results import CaseResult
 from .base import Report, Reporter, RunInfo, now
 
@@ -15,13 +15,13 @@ from .base import Report, Reporter, RunInfo, now
 class EventsWriter(Reporter):
     def __init__(self, path: Path, errors: TextIO | None = None) -> None:
         self.path = path
-        self._handle: IO[str] | None = None
+        self._handle: BinaryIO | None = None
         self._errors = errors or sys.stderr
 
     def run_started(self, info: RunInfo) -> None:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._handle = self.path.open("w", encoding="utf-8")
+            self._handle = self.path.open("wb")
         except OSError as exc:
             self.problem(f"cannot write {self.path}: {exc.strerror or exc}", self._errors)
             return
@@ -46,7 +46,7 @@ class EventsWriter(Reporter):
         if self._handle is None:
             return
         try:
-            self._handle.write(json_line(event))
+            self._handle.write(json_record(event))
             self._handle.flush()
         except OSError as exc:           # a full disk: say it once, stop writing, let the run go on
             self.problem(f"cannot write {self.path}: {exc.strerror or exc}", self._errors)
