@@ -28,6 +28,11 @@ def chat_messages(system: str | None, messages: list[dict[str, Any]],
         unanswered.clear()
 
     for message in messages:
+        role, content = message.get("role"), message.get("content")
+        if len(message) == 2 and type(role) is str and role and role != "tool" and type(content) is str:
+            answer_pending()            # nearly every message: `{role, content}` as it is
+            result.append({"role": role, "content": content})
+            continue
         out = {key: message[key] for key in MESSAGE_KEYS if key in message}
         out["role"] = str(out.get("role") or "user")
         if out["role"] == "tool":

@@ -32,10 +32,8 @@ _BACKTICKS = re.compile(r"`+")
 _UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 # What XML markup needs escaped, as ElementTree's serializer writes it: in content `& < >`; in an attribute value
 # also `"`, and the whitespace a parser would normalise to spaces, as character references.
-_XML_MARKUP = re.compile('[&<>"\n\r\t]')
-_XML_CONTENT = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
-_XML_ATTRIBUTE = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "\n": "&#10;",
-                                "\r": "&#13;", "\t": "&#09;"})
+_XML_CONTENT = re.compile("[&<>]")
+_XML_ATTRIBUTE = re.compile('[&<>"\n\r\t]')
 
 
 def to_text(value: Any) -> str:
@@ -113,13 +111,18 @@ def xml_text(value: Any) -> str:
 def xml_content(value: Any) -> str:
     """`xml_text` escaped as element content."""
     text = xml_text(value)
-    return text.translate(_XML_CONTENT) if _XML_MARKUP.search(text) else text
+    if not _XML_CONTENT.search(text):
+        return text
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def xml_attribute(value: Any) -> str:
     """`xml_text` escaped as an attribute value in double quotes."""
     text = xml_text(value)
-    return text.translate(_XML_ATTRIBUTE) if _XML_MARKUP.search(text) else text
+    if not _XML_ATTRIBUTE.search(text):
+        return text
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
+    return text.replace("\n", "&#10;").replace("\r", "&#13;").replace("\t", "&#09;")
 
 
 # --- HTML ------------------------------------------------------------------------------------------------------
