@@ -36,8 +36,11 @@ class ExecAgent:
     async def call(self, request: AgentRequest) -> AgentResponse:
         """Run the command once: the request on stdin, the reply on stdout; a non-zero exit is an AgentCallError
         quoting the end of stderr."""
-        proc, exited = await self._start()
-        stdout, stderr = await _exchange(proc, exited, json.dumps(request.to_dict()).encode())
+        proc, exited, transport = await self._start()
+        try:
+            stdout, stderr = await _exchange(proc, exited, json.dumps(request.to_dict()).encode())
+        finally:    # closed here, not by the garbage collector, which may only get to it once the loop is closed
+            transport.close()
         if proc.returncode != 0:
             detail = mask(stderr.decode(errors="replace")).strip()[-_STDERR_TAIL:]   # masked before it is cut
             raise AgentCallError(f"{shlex.join(self._argv)} exited with code {proc.returncode}"
@@ -48,8 +51,8 @@ class ExecAgent:
         """Nothing to release: every call's process is gone when the call returns."""
         return None
 
-    async def _start(self) -> tuple[asyncio.subprocess.Process, asyncio.Future[None]]:
-        """The running agent, and a future done when it exits."""
+    async def _start(self) -> tuple[asyncio.subprocess.Process, asyncio.Future[None], asyncio.SubprocessTransport]:
+        """The running agent, a future done when it exits, and its transport."""
         if sys.platform == "win32":
             group: dict[str, Any] = {"creationflags": subprocess.CREATE_NEW_PROCESS_GROUP}
         else:
@@ -62,7 +65,7 @@ class ExecAgent:
                 stdout=pipe, stderr=pipe, **group)
         except OSError as exc:
             raise AgentCallError(f"cannot start {shlex.join(self._argv)}: {exc.strerror or exc}") from exc
-        return asyncio.subprocess.Process(transport, protocol, loop), protocol.exited
+        return asyncio.subprocess.Process(transport, protocol, loop), protocol.exited, transport
 
 
 class _ExitWatchingProtocol(asyncio.subprocess.SubprocessStreamProtocol):
