@@ -59,12 +59,23 @@ def test_validate_loads_no_http_client_no_schema_library_and_no_reporter(tmp_pat
 
 
 NETWORK = """
-import json, os
+import json, os, sys, threading
+if sys.argv[1:] == ["threaded"]:
+    threading.Thread(target=threading.Event().wait, daemon=True).start()
 from agenttest.agents.network import aiohttp, tls_context
 defaults = aiohttp.connector._SSL_CONTEXT_VERIFIED.cert_store_stats()["x509"]
 print(json.dumps([{k: os.environ.get(k) for k in ("SSL_CERT_FILE", "SSL_CERT_DIR")}, defaults,
                   tls_context().cert_store_stats()["x509"]]))
 """
+
+
+def _network_probe(env: dict[str, str], *args: str) -> tuple[dict[str, str | None], int, int]:
+    clean = {k: v for k, v in os.environ.items() if k not in ("SSL_CERT_FILE", "SSL_CERT_DIR")}
+    proc = subprocess.run([sys.executable, "-c", NETWORK, *args], env={**clean, **env}, capture_output=True,
+                          text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    left, aiohttp_defaults, ours = json.loads(proc.stdout)
+    return left, aiohttp_defaults, ours
 
 
 @pytest.mark.parametrize("locations", [{}, {"SSL_CERT_FILE": "BUNDLE", "SSL_CERT_DIR": "/nowhere"}])
@@ -76,12 +87,19 @@ def test_aiohttp_loads_no_certificate_and_the_environment_is_left_as_it_was(tmp_
     bundle = tmp_path / "ca.pem"
     trustme.CA().cert_pem.write_to_path(str(bundle))
     wanted = {k: str(bundle) if v == "BUNDLE" else v for k, v in locations.items()}
-    env = {k: v for k, v in os.environ.items() if k not in ("SSL_CERT_FILE", "SSL_CERT_DIR")}
-    proc = subprocess.run([sys.executable, "-c", NETWORK], env={**env, **wanted}, capture_output=True, text=True,
-                          timeout=60)
-    assert proc.returncode == 0, proc.stderr
-    left, aiohttp_defaults, ours = json.loads(proc.stdout)
+    left, aiohttp_defaults, ours = _network_probe(wanted)
     assert left == {"SSL_CERT_FILE": wanted.get("SSL_CERT_FILE"), "SSL_CERT_DIR": wanted.get("SSL_CERT_DIR")}
     assert aiohttp_defaults == 0
     if wanted:
         assert ours == 1          # exactly the bundle's one CA
+
+
+def test_with_other_threads_running_aiohttp_is_imported_as_it_is(tmp_path) -> None:
+    """Another thread could read the environment while it is changed: then nothing is changed."""
+    import trustme
+
+    bundle = tmp_path / "ca.pem"
+    trustme.CA().cert_pem.write_to_path(str(bundle))
+    left, aiohttp_defaults, ours = _network_probe({"SSL_CERT_FILE": str(bundle)}, "threaded")
+    assert left == {"SSL_CERT_FILE": str(bundle), "SSL_CERT_DIR": None}
+    assert aiohttp_defaults == ours == 1

@@ -3,15 +3,17 @@
 aiohttp builds two TLS contexts when it is imported, each loading the system's CA certificates: ~0.1 s and ~3 MB
 on the project's machine (bench/README.md), paid by every run although a run's agents are mostly http:// (a local
 server, or one in the same CI job). It is imported here with OpenSSL's certificate locations pointed at nothing,
-so those contexts are built empty, and the environment is put back at once. aiohttp's contexts are then never
-used: the transport calls every https origin (and through every https proxy) with `tls_context()`, built on
-first use, from the locations in effect then (`SSL_CERT_FILE`/`SSL_CERT_DIR` included), as aiohttp would have.
+so those contexts are built empty, and the environment is put back at once (only while the process has a single
+thread, so nothing else can see the change). aiohttp's contexts are then never used: the transport calls every
+https origin (and through every https proxy) with `tls_context()`, built on first use, from the locations in
+effect then (`SSL_CERT_FILE`/`SSL_CERT_DIR` included), as aiohttp would have.
 """
 
 from __future__ import annotations
 
 import os
 import ssl
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import cache
@@ -21,6 +23,11 @@ _LOCATIONS = ("SSL_CERT_FILE", "SSL_CERT_DIR")    # read by OpenSSL when a conte
 
 @contextmanager
 def _no_certificate_locations() -> Iterator[None]:
+    """OpenSSL's certificate locations pointed at nothing for the block, when no other thread could see it (the
+    CLI's process; an application using the Python API with threads of its own pays aiohttp's import in full)."""
+    if threading.active_count() > 1:
+        yield
+        return
     saved = {name: os.environ.get(name) for name in _LOCATIONS}
     try:
         os.environ.update(dict.fromkeys(_LOCATIONS, os.devnull))
