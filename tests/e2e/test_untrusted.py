@@ -46,6 +46,9 @@ def reply(request):
     if text == "slow":
         import time
         time.sleep(30)
+    if text == "env":
+        import os
+        return " ".join(f"{k}={v}" for k, v in sorted(os.environ.items()) if "proxy" in k.lower())
     return "ok " + text
 '''
 
@@ -269,3 +272,25 @@ def test_a_script_module_symlinked_out_of_the_repository_is_not_loaded(tmp_path:
     assert "checks.py is outside the repository" in scripted["error"]
     assert run.result("fine")["status"] == "passed"
     assert not (project.root / "LOADED").exists() and not (tmp_path / "LOADED").exists()
+
+
+def test_proxy_credentials_from_the_environment_never_reach_the_log_or_an_artifact(project: Project) -> None:
+    """HTTP(S)_PROXY / ALL_PROXY in either case, with or without a scheme: their passwords (or a lone token) are
+    registered as secrets when the run starts, so an agent that prints its environment shows them masked, and in
+    Actions the runner is asked to mask them before anything else is printed."""
+    project.suite("s.jsonl", {"id": "env", "input": "env", "assert": {"type": "contains", "value": "proxy"}})
+    env = {**ACTIONS, "HTTPS_PROXY": "http://proxyuser:pr0xy-s3cret-77@127.0.0.1:9",
+           "all_proxy": "tok3n-only-4242@127.0.0.1:9", "NO_PROXY": "*"}
+    code, lines, text = log_of("-i", "s.jsonl", cwd=project.root, env=env)
+    assert code == 0, text
+    assert "pr0xy-s3cret-77" not in text.replace("::add-mask::pr0xy-s3cret-77", "")
+    assert "tok3n-only-4242" not in text.replace("::add-mask::tok3n-only-4242", "")
+    masks = [line for line in lines if line.startswith("::add-mask::")]
+    assert "::add-mask::pr0xy-s3cret-77" in masks and "::add-mask::tok3n-only-4242" in masks
+    assert lines.index("::add-mask::pr0xy-s3cret-77") < next(i for i, line in enumerate(lines) if "env" in line)
+    results = project.root / "agenttest-results"
+    for artifact in ("report.json", "junit.xml", "summary.md", "ctrf.json", "events.jsonl"):
+        written = (results / artifact).read_text()
+        assert "pr0xy-s3cret-77" not in written and "tok3n-only-4242" not in written, artifact
+    output = json.loads((results / "report.json").read_text())["results"][0]["output"]
+    assert "HTTPS_PROXY=http://proxyuser:***@127.0.0.1:9" in output and "all_proxy=***@127.0.0.1:9" in output

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import urllib.parse
+from collections.abc import Mapping
 
 from ..errors import ConfigError
 from ..secrets import MASK, mask, register_secret, secret_count
@@ -93,6 +94,27 @@ def _masked_pair(pair: str) -> str:
 def without_user_info(text: str) -> str:
     """`text` with the user-info (`user:password@`) of every URL in it removed."""
     return _USER_INFO.sub(r"\1", text)
+
+
+_PROXY_VARIABLES = ("http_proxy", "https_proxy", "all_proxy")     # read in either case, as curl and aiohttp do
+
+
+def register_proxy_credentials(environ: Mapping[str, str]) -> None:
+    """Register as secrets the credentials of the proxies the environment names (`HTTP_PROXY`, `HTTPS_PROXY`,
+    `ALL_PROXY`, in either case): the password, or the user-info when it is one token. An agent that prints its
+    environment, or a message quoting a proxy URL, then shows them masked."""
+    from yarl import URL
+
+    for name, value in environ.items():
+        if name.lower() not in _PROXY_VARIABLES or "@" not in value:
+            continue
+        try:
+            parsed = URL(value if "://" in value else f"http://{value}")
+        except ValueError:
+            continue
+        credential = parsed.raw_password or parsed.raw_user
+        if credential:
+            register_part(credential)
 
 
 def check_url(url: str, where: str) -> str:

@@ -19,6 +19,7 @@ from ..agents.cache import HelperCache
 from ..agents.meter import Meter
 from ..agents.pool import AgentPool
 from ..agents.replay import Cassettes
+from ..agents.urls import register_proxy_credentials
 from ..analysis import exit_code
 from ..cases import load_suite
 from ..cases.loader import Checks
@@ -64,6 +65,7 @@ def run_suite(config: RunConfig, reporters: list[Reporter] | None = None) -> Run
 
 
 async def _run(config: RunConfig, reporters: list[Reporter] | None) -> RunOutcome:
+    register_proxy_credentials(os.environ)
     options = config.options
     project = config.project
     if options.simulator and project.path is not None and options.simulator not in project.agents:
