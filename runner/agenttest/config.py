@@ -59,8 +59,11 @@ class RunConfig:
 
     def assign_targets(self, entries: list[Case | InvalidCase]) -> list[str]:
         """Set each entry's target (and each case's agent directory); return the targets, each once, in order."""
+        of_file: dict[str | None, tuple[str | None, Path | None]] = {}     # worked out once per suite file
         for entry in entries:
-            agent_id, directory = self.target_of(entry.file)
+            if entry.file not in of_file:
+                of_file[entry.file] = self.target_of(entry.file)
+            agent_id, directory = of_file[entry.file]
             entry.target = agent_id
             if isinstance(entry, Case):
                 entry.agent_dir = directory
