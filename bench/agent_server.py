@@ -97,7 +97,7 @@ class Server:
                 if not keep_alive:
                     break
         except (asyncio.IncompleteReadError, ConnectionError, asyncio.LimitOverrunError, ValueError):
-            pass
+            pass        # the client hung up or sent what is not HTTP: nothing to answer, close the connection
         finally:
             writer.close()
             with contextlib.suppress(ConnectionError):

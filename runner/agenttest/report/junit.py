@@ -138,13 +138,9 @@ def _testcase(result: dict[str, Any], path: str | None, located: tuple[str, str]
     status = result.get("status")
     reruns = _other_failed_runs(result)
     children: list[str] = []
-    if status == "failed":
-        children.append(_body("failure", failure_body(result, path=path), message=first_reason(result),
-                              type=failure_type(result)))
-        children.extend(_runs(reruns, "rerunFailure", "rerunError"))
-    elif status in ("error", "timeout"):
-        children.append(_body("error", failure_body(result, path=path), message=first_reason(result),
-                              type=failure_type(result)))
+    if status in ("failed", "error", "timeout"):
+        children.append(_body("failure" if status == "failed" else "error", failure_body(result, path=path),
+                              message=first_reason(result), type=failure_type(result)))
         children.extend(_runs(reruns, "rerunFailure", "rerunError"))
     elif status == "skipped":
         children.append(_empty("skipped", 3, message=one_line(result.get("error") or "skipped", 500)))
