@@ -3,16 +3,15 @@ log, and a user mistake or an interrupt turned into an exit code and a one-line 
 
 from __future__ import annotations
 
-import gc
 import os
 import sys
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
 from .actions_log import guarded_log, write_line
+from .collection import owned_by_run
 from .config import RunConfig, build_run_config
 from .engine.run import RunOutcome, run_suite
 from .errors import EXIT_INTERRUPTED, EXIT_USAGE, AgentTestError
@@ -49,7 +48,7 @@ class Launch:
             self.exit_code, self.error = EXIT_INTERRUPTED, "interrupted"
         if self.error is not None:
             _conclude_with_error()
-        with guarded_log(stream, guard=guard), _collected_rarely():
+        with guarded_log(stream, guard=guard), owned_by_run():
             if self.config is not None and self.error is None:
                 try:
                     outcome = run_suite(self.config)
@@ -64,23 +63,6 @@ class Launch:
             if echo_error and self.error is not None:
                 write_line(sys.stderr, "Interrupted." if self.exit_code == EXIT_INTERRUPTED else f"Error: {self.error}")
         return self
-
-
-@contextmanager
-def _collected_rarely() -> Iterator[None]:
-    """The garbage collector's policy for a run, which owns its process. Everything imported so far lives until the
-    end: it is frozen out of every collection. A run allocates a few objects per case and holds each result to the
-    end, so the default young-generation threshold (700) meant ~900 collections and 7 full ones (~1.6 s, every case in
-    flight stalled) in a 10,000-case run; collections now come every 50,000 allocations. The objects left at the
-    end are frozen too, so that the interpreter's exit does not walk them all once more (~0.5 s at 10,000 cases)."""
-    threshold = gc.get_threshold()
-    gc.freeze()
-    gc.set_threshold(max(threshold[0], 50_000), *threshold[1:])
-    try:
-        yield
-    finally:
-        gc.set_threshold(*threshold)
-        gc.freeze()
 
 
 def _conclude_with_error() -> None:

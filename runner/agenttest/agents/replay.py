@@ -22,6 +22,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from ..actions_log import write_line
+from ..collection import reading
 from ..errors import AgentCallError
 from ..files import write_text
 from ..secrets import redact, shorten
@@ -214,7 +215,8 @@ class Cassettes:
 
     def _read(self, path: Path) -> _File:
         if path not in self._loaded:
-            self._loaded[path] = _load(path, self._display(path))
+            with reading():
+                self._loaded[path] = _load(path, self._display(path))
         return self._loaded[path]
 
     def _display(self, path: Path | None = None) -> str:

@@ -24,6 +24,7 @@ from ..analysis import exit_code
 from ..cases import load_suite
 from ..cases.loader import Checks
 from ..cases.model import Case, InvalidCase, Suite
+from ..collection import reading
 from ..config import RunConfig
 from ..durations import format_duration
 from ..errors import EXIT_INTERRUPTED, EXIT_USAGE, HookError, UsageError
@@ -73,8 +74,9 @@ async def _run(config: RunConfig, reporters: list[Reporter] | None) -> RunOutcom
                          f"{project.display_path}"
                          f"{did_you_mean(options.simulator, project.agents)}")
     checks = checks_for(project, options.simulator)
-    suite = load_suite(config.inputs, cwd=config.cwd, project_dir=project.directory if project.path else None,
-                       exclude=[config.output_dir], checks=checks)
+    with reading():
+        suite = load_suite(config.inputs, cwd=config.cwd, project_dir=project.directory if project.path else None,
+                           exclude=[config.output_dir], checks=checks)
     cassettes = _cassettes(config)
     meter = Meter(max_cost=options.max_cost, max_tokens=options.max_tokens)
     pool = AgentPool(project, parallel=options.parallel, retries=options.retries,

@@ -1,0 +1,89 @@
+"""The garbage collector's policy while a run owns its process (`collection.py`, issue #10): no collection while the
+suite is read, what was read frozen, and nothing changed for a caller's process. Each probe runs in a fresh
+interpreter: freezing the test process's objects would keep its later garbage alive."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+# Runs the CLI with the given arguments, counting the collections made while `load_suite` ran and after it.
+DURING_LOAD = """
+import gc, json, sys
+import agenttest.engine.run as run
+reading, counts = [False], {"while reading": 0, "after": 0}
+def load_suite(*args, **kwargs):
+    reading[0] = True
+    try:
+        return load(*args, **kwargs)
+    finally:
+        reading[0] = False
+load, run.load_suite = run.load_suite, load_suite
+gc.callbacks.append(lambda phase, info: phase == "start" and counts.__setitem__(
+    "while reading" if reading[0] else "after", counts["while reading" if reading[0] else "after"] + 1))
+from agenttest.cli import main
+sys.argv = ["agenttest", *sys.argv[1:]]
+try:
+    main()
+except SystemExit as exc:
+    counts["exit"] = exc.code
+counts["enabled"], counts["threshold"] = gc.isenabled(), gc.get_threshold()[0]
+print(json.dumps(counts))
+"""
+
+POLICY = """
+import gc, json
+from agenttest.collection import owned_by_run, reading
+seen = {}
+with reading():
+    seen["api: enabled while reading"] = gc.isenabled()
+frozen = gc.get_freeze_count()
+seen["api: nothing frozen"] = gc.get_freeze_count() == frozen
+with owned_by_run():
+    seen["run: threshold"] = gc.get_threshold()[0]
+    kept = [[i] for i in range(1000)]
+    before = gc.get_freeze_count()
+    with reading():
+        seen["run: enabled while reading"] = gc.isenabled()
+        read = [[i] for i in range(1000)]
+    seen["run: enabled after"] = gc.isenabled()
+    seen["run: read is frozen"] = gc.get_freeze_count() >= before + 1000
+    seen["run: young count reset"] = gc.get_count()[0] < 100
+    gc.disable()
+    with reading():
+        pass
+    seen["run: a disabled collector stays disabled"] = not gc.isenabled()
+    gc.enable()
+seen["after: threshold"] = gc.get_threshold()[0]
+print(json.dumps(seen))
+"""
+
+
+def _probe(script: str, *args: str, cwd: Path | None = None) -> dict:
+    proc = subprocess.run([sys.executable, "-c", script, *args], capture_output=True, text=True, timeout=120, cwd=cwd)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout.splitlines()[-1])
+
+
+def test_a_run_makes_no_collection_while_it_reads_its_suite(tmp_path) -> None:
+    """5,000 cases allocate well over the 50,000 objects after which a collection would come (10,000 made three),
+    and none comes while they are read; the run's policy is undone when it returns."""
+    lines = [json.dumps({"id": f"c{i}", "input": f"case {i}", "assert": [
+        {"type": "contains", "value": f"ok case {i}"}, {"type": "regex", "value": "^ok case \\d+$"}]})
+        for i in range(5000)]
+    (tmp_path / "s.jsonl").write_text("\n".join(lines) + "\n")
+    counts = _probe(DURING_LOAD, "-i", "s.jsonl", "--dry-run", cwd=tmp_path)
+    assert counts["exit"] in (0, None)
+    assert counts["while reading"] == 0
+    assert counts["enabled"] is True and counts["threshold"] == 700
+
+
+def test_the_policy_applies_only_inside_a_run() -> None:
+    assert _probe(POLICY) == {
+        "api: enabled while reading": True, "api: nothing frozen": True,
+        "run: threshold": 50_000, "run: enabled while reading": False, "run: enabled after": True,
+        "run: read is frozen": True, "run: young count reset": True,
+        "run: a disabled collector stays disabled": True, "after: threshold": 700,
+    }
