@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import filecmp
 import json
 import os
 import re
@@ -31,6 +32,46 @@ _FILE_MODE = 0o666 & ~_current_umask()
 def write_text(path: Path, text: str | bytes | Iterable[bytes]) -> None:
     """Write via a temporary file and rename, so a reader never sees half a file. Bytes are UTF-8 already; an
     iterable of them (`json_chunks`) is written piece by piece, never whole in memory."""
+    tmp = _written_beside(path, text)
+    try:
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def encoded(pieces: Iterable[str], size: int = 1 << 16) -> Iterator[bytes]:
+    """Text in pieces (`JSONEncoder.iterencode`'s, often a few characters each) as UTF-8 in blocks of about `size`
+    characters, as `write_text` encodes a whole text (a lone surrogate becomes `?`)."""
+    block: list[str] = []
+    length = 0
+    for piece in pieces:
+        block.append(piece)
+        length += len(piece)
+        if length >= size:
+            yield "".join(block).encode("utf-8", "replace")
+            block, length = [], 0
+    if block:
+        yield "".join(block).encode("utf-8", "replace")
+
+
+def write_if_changed(path: Path, chunks: Iterable[bytes]) -> bool:
+    """`write_text`, unless the file already holds exactly these bytes: then it is left as it was (its time too).
+    Whether it was written."""
+    tmp = _written_beside(path, chunks)
+    try:
+        if path.is_file() and filecmp.cmp(tmp, path, shallow=False):
+            Path(tmp).unlink()
+            return False
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return True
+
+
+def _written_beside(path: Path, text: str | bytes | Iterable[bytes]) -> str:
+    """A temporary file next to `path` (so a rename replaces it atomically) holding `text`; its name."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
@@ -44,10 +85,10 @@ def write_text(path: Path, text: str | bytes | Iterable[bytes]) -> None:
             with os.fdopen(fd, "w", encoding="utf-8", errors="replace", newline="\n") as handle:
                 handle.write(text)
         os.chmod(tmp, _FILE_MODE)   # mkstemp makes 0600; artifacts are ordinary files
-        os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+    return tmp
 
 
 # orjson writes what `json.dumps(..., ensure_ascii=False, indent=2 or separators=(",", ":"))` writes, 50-100x

@@ -96,9 +96,12 @@ def test_recording_again_changes_only_what_changed(project: Project) -> None:
         env = {"BRAIN_URL": server.base_url, "BRAIN_KEY": KEY}
         project.run("-i", "tests/s.jsonl", "--record", "tapes", env=env)
         tape = project.root / "tapes" / "tests" / "s.jsonl.json"
-        first = tape.read_bytes()
+        first, written = tape.read_bytes(), tape.stat()
         project.run("-i", "tests/s.jsonl", "--record", "tapes", env=env)
         assert tape.read_bytes() == first                          # byte-stable: no timestamp, sorted keys
+        assert (tape.stat().st_ino, tape.stat().st_mtime_ns) == (written.st_ino, written.st_mtime_ns)   # not rewritten
+        assert first == (json.dumps(json.loads(first), sort_keys=True, ensure_ascii=False, indent=1) + "\n").encode()
+        assert not [p.name for p in tape.parent.iterdir() if p.name.startswith(".")]          # no temporary file left
         changed = [dict(SUITE[0]), SUITE[1], {**SUITE[2], "input": "no, never"}]
         project.suite("tests/s.jsonl", *changed)
         project.run("-i", "tests/s.jsonl", "--run", "fails", "--record", "tapes", env=env)

@@ -13,6 +13,7 @@ request's diff shows what did.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import re
 import sys
@@ -24,7 +25,7 @@ from typing import Any
 from ..actions_log import write_line
 from ..collection import reading
 from ..errors import AgentCallError
-from ..files import write_text
+from ..files import encoded, write_if_changed
 from ..secrets import redact, shorten
 from .base import AgentRequest, AgentResponse
 from .recorded_config import RecordedConfig
@@ -32,6 +33,9 @@ from .recorded_config import RecordedConfig
 FORMAT = "agenttest-cassettes"
 _VOLATILE = ("chat_id",)
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+# How a cassette file is written: one space a level, keys sorted, so that a pull request's diff is small. Written in
+# pieces (a 10,000-case cassette is 9 MB of text; as one string it and its pieces took ~80 MB at once).
+_CASSETTE = json.JSONEncoder(sort_keys=True, ensure_ascii=False, indent=1, default=str)
 
 
 def canonical(request: AgentRequest) -> dict[str, Any]:
@@ -200,15 +204,11 @@ class Cassettes:
             content: dict[str, Any] = {"format": FORMAT, "version": 1, "cases": dict(sorted(cases.items()))}
             if named:
                 content["configs"] = {digest: known[digest] for digest in sorted(named) if digest in known}
-            text = json.dumps(content, sort_keys=True, ensure_ascii=False, indent=1, default=str) + "\n"
             try:
-                if path.is_file() and path.read_text(encoding="utf-8") == text:
-                    continue
-                write_text(path, text)
-            except (OSError, UnicodeDecodeError) as exc:
+                if write_if_changed(path, encoded(itertools.chain(_CASSETTE.iterencode(content), "\n"))):
+                    written.append(path)
+            except OSError as exc:
                 write_line(sys.stderr, f"⚠ --record: cannot write {self._display(path)}: {exc}")
-                continue
-            written.append(path)
         return written
 
     # -- files ---------------------------------------------------------------------------------------------------
