@@ -6,8 +6,9 @@ Reporters listen; they do not steer. Adding an artifact means adding a Reporter,
 from __future__ import annotations
 
 import sys
+import time
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta, timezone
 from functools import cached_property
 from typing import Any, Protocol, TextIO
 
@@ -149,5 +150,13 @@ class Reporter:
 
 
 def now() -> str:
-    """The current time as reports write it: RFC 3339 with the local offset."""
-    return datetime.now().astimezone().isoformat()
+    """The current time as reports write it: RFC 3339 with the local offset (looked up each time: a run may cross a
+    change of summer time). `astimezone()` built a new zone for every line of events.jsonl: ~4 µs, this ~2."""
+    offset = time.localtime().tm_gmtoff
+    zone = _ZONES.get(offset)
+    if zone is None:
+        zone = _ZONES[offset] = timezone(timedelta(seconds=offset))
+    return datetime.now(zone).isoformat()
+
+
+_ZONES: dict[int, timezone] = {}
