@@ -47,12 +47,22 @@ def print_tables(data: dict[str, Any]) -> None:
         print_replay(data["replay"])
 
 
+def _over_floor(runs: list[dict[str, Any]], bare: list[dict[str, Any]]) -> str:
+    """What the whole CLI adds to the bare client in the same repeat: seconds of wall, and its CPU a case as a
+    multiple of the client's (the figures #10's targets could be restated in on a machine other than theirs)."""
+    pairs = [(run, floor) for run in runs for floor in bare if floor["repeat"] == run["repeat"]]
+    if not pairs:
+        return ""
+    return (f"+{span([run['wall_s'] - floor['wall_s'] for run, floor in pairs], '.2f')} s, "
+            f"{span([run['cpu_ms_per_case'] / floor['cpu_ms_per_case'] for run, floor in pairs], '.1f')}×")
+
+
 def print_scenarios(scenarios: list[dict[str, Any]], promptfoo: dict[str, Any] | None, note: str) -> None:
     _title("Scenarios: the full CLI, every artifact written")
     header = ["N / parallel", "ideal s", "agenttest efficiency", "CPU / case", "peak RSS"]
     floor = any(run["tool"] == "aiohttp" for scenario in scenarios for run in scenario["runs"])
     if floor:
-        header += ["bare aiohttp efficiency (its loop alone)"]
+        header += ["bare aiohttp efficiency (its loop alone)", "agenttest over bare aiohttp: wall, CPU"]
     if promptfoo:
         header += [f"promptfoo {promptfoo['version']} efficiency", "CPU / case", "RSS"]
     rows = []
@@ -67,6 +77,7 @@ def print_scenarios(scenarios: list[dict[str, Any]], promptfoo: dict[str, Any] |
                 bare = [run for run in scenario["runs"] if run["tool"] == "aiohttp"]
                 row.append(f"{span([r['efficiency'] for r in bare], '.2f')} "
                            f"({span([r['loop_efficiency'] for r in bare], '.2f')})")
+                row.append(_over_floor(runs, bare))
         rows.append(row)
     print(table(header, rows))
     if not promptfoo:
