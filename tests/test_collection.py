@@ -1,6 +1,7 @@
-"""The garbage collector's policy while a run owns its process (`collection.py`, issue #10): no collection while the
-suite is read, what was read frozen, and nothing changed for a caller's process. Each probe runs in a fresh
-interpreter: freezing the test process's objects would keep its later garbage alive."""
+"""The garbage collector's policy while a command owns its process (`collection.py`, issue #10): no collection while
+a command imports and reads, nor while a run reads its suite; what was read frozen; collection back on for a run's
+cases and after the command; nothing changed for a caller's process. Each probe runs in a fresh interpreter:
+freezing the test process's objects would keep its later garbage alive."""
 
 from __future__ import annotations
 
@@ -33,9 +34,27 @@ counts["enabled"], counts["threshold"] = gc.isenabled(), gc.get_threshold()[0]
 print(json.dumps(counts))
 """
 
+# Runs the CLI with the given arguments, counting the collections made once it is imported.
+DURING_COMMAND = """
+import gc, json, sys
+from agenttest.cli import main
+counts = {"collections": 0}
+def counted(phase, info):
+    if phase == "start":
+        counts["collections"] += 1
+gc.callbacks.append(counted)
+sys.argv = ["agenttest", *sys.argv[1:]]
+try:
+    main()
+except SystemExit as exc:
+    counts["exit"] = exc.code
+counts["enabled"] = gc.isenabled()
+print(json.dumps(counts))
+"""
+
 POLICY = """
 import gc, json
-from agenttest.collection import owned_by_run, reading
+from agenttest.collection import command, owned_by_run, reading
 seen = {}
 with reading():
     seen["api: enabled while reading"] = gc.isenabled()
@@ -57,6 +76,19 @@ with owned_by_run():
     seen["run: a disabled collector stays disabled"] = not gc.isenabled()
     gc.enable()
 seen["after: threshold"] = gc.get_threshold()[0]
+with command():
+    seen["command: enabled"] = gc.isenabled()
+    with owned_by_run():
+        seen["command, run: enabled"] = gc.isenabled()
+    seen["command, after the run: enabled"] = gc.isenabled()
+with command():
+    pass
+seen["after a command: enabled"] = gc.isenabled()
+gc.disable()
+with command():
+    with owned_by_run():
+        seen["caller disabled, run: enabled"] = gc.isenabled()
+seen["caller disabled, after: enabled"] = gc.isenabled()
 print(json.dumps(seen))
 """
 
@@ -70,10 +102,7 @@ def _probe(script: str, *args: str, cwd: Path | None = None) -> dict:
 def test_a_run_makes_no_collection_while_it_reads_its_suite(tmp_path) -> None:
     """5,000 cases allocate well over the 50,000 objects after which a collection would come (10,000 made three),
     and none comes while they are read; the run's policy is undone when it returns."""
-    lines = [json.dumps({"id": f"c{i}", "input": f"case {i}", "assert": [
-        {"type": "contains", "value": f"ok case {i}"}, {"type": "regex", "value": "^ok case \\d+$"}]})
-        for i in range(5000)]
-    (tmp_path / "s.jsonl").write_text("\n".join(lines) + "\n")
+    _suite(tmp_path / "s.jsonl", 5000)
     counts = _probe(DURING_LOAD, "-i", "s.jsonl", "--dry-run", cwd=tmp_path)
     assert counts["exit"] in (0, None)
     assert counts["while reading"] == 0
@@ -86,4 +115,21 @@ def test_the_policy_applies_only_inside_a_run() -> None:
         "run: threshold": 50_000, "run: enabled while reading": False, "run: enabled after": True,
         "run: read is frozen": True, "run: young count reset": True,
         "run: a disabled collector stays disabled": True, "after: threshold": 700,
+        "command: enabled": False, "command, run: enabled": True, "command, after the run: enabled": True,
+        "after a command: enabled": True,
+        "caller disabled, run: enabled": False, "caller disabled, after: enabled": False,
     }
+
+
+def _suite(path: Path, cases: int) -> None:
+    path.write_text("".join(json.dumps({"id": f"c{i}", "input": f"case {i}", "assert": [
+        {"type": "contains", "value": f"ok case {i}"}, {"type": "regex", "value": "^ok case \\d+$"}]}) + "\n"
+        for i in range(cases)))
+
+
+def test_validate_makes_no_collection_after_the_cli_is_imported(tmp_path) -> None:
+    """Its imports (pydantic, the case models) and the 1,000 cases it reads live to the end: ~90 collections
+    that freed nothing came during them; none comes now, and the collector is on again when it returns."""
+    _suite(tmp_path / "s.jsonl", 1000)
+    counts = _probe(DURING_COMMAND, "validate", "-i", "s.jsonl", cwd=tmp_path)
+    assert counts == {"collections": 0, "exit": 0, "enabled": True}

@@ -12,6 +12,7 @@ import click
 
 from . import __version__
 from .actions_log import guarded_log, write_line
+from .collection import command
 from .errors import EXIT_USAGE, AgentTestError
 
 # Only click and these small modules are imported at start-up: `agenttest --version` and `--help` must not load
@@ -78,6 +79,7 @@ def main() -> None:
 
     `run` is the default command, so `agenttest -i tests.jsonl` works.
     """
+    click.get_current_context().with_resource(command())
 
 
 @main.command(cls=RunCommand, epilog=EXAMPLES)
