@@ -53,7 +53,7 @@ def _over_floor(runs: list[dict[str, Any]], bare: list[dict[str, Any]]) -> str:
     pairs = [(run, floor) for run in runs for floor in bare if floor["repeat"] == run["repeat"]]
     if not pairs:
         return ""
-    return (f"+{span([run['wall_s'] - floor['wall_s'] for run, floor in pairs], '.2f')} s, "
+    return (f"{span([run['wall_s'] - floor['wall_s'] for run, floor in pairs], '+.2f')} s, "
             f"{span([run['cpu_ms_per_case'] / floor['cpu_ms_per_case'] for run, floor in pairs], '.1f')}×")
 
 
