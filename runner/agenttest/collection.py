@@ -1,5 +1,6 @@
-"""The garbage collector's policy while a run owns its process (the CLI and the Action; never the Python API, whose
-process is the caller's): collections are rare during the run, and none while the suite and the cassettes are read.
+"""The garbage collector's policy while a command owns its process (the CLI and the Action; never the Python API,
+whose process is the caller's): no collection while the command imports and reads, rare ones during a run's cases,
+and none while a run reads its suite and cassettes.
 
 A run allocates a few objects per case and holds each result to the end, so the default young-generation threshold
 (700) meant ~900 collections and 7 full ones (~1.6 s, every case in flight stalled) in a 10,000-case run; with one
