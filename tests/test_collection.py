@@ -56,13 +56,13 @@ POLICY = """
 import gc, json
 from agenttest.collection import command, owned_by_run, reading
 seen = {}
+frozen = gc.get_freeze_count()
 with reading():
     seen["api: enabled while reading"] = gc.isenabled()
-frozen = gc.get_freeze_count()
+    api_read = [[i] for i in range(1000)]
 seen["api: nothing frozen"] = gc.get_freeze_count() == frozen
 with owned_by_run():
     seen["run: threshold"] = gc.get_threshold()[0]
-    kept = [[i] for i in range(1000)]
     before = gc.get_freeze_count()
     with reading():
         seen["run: enabled while reading"] = gc.isenabled()

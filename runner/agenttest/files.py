@@ -32,12 +32,7 @@ _FILE_MODE = 0o666 & ~_current_umask()
 def write_text(path: Path, text: str | bytes | Iterable[bytes]) -> None:
     """Write via a temporary file and rename, so a reader never sees half a file. Bytes are UTF-8 already; an
     iterable of them (`json_chunks`) is written piece by piece, never whole in memory."""
-    tmp = _written_beside(path, text)
-    try:
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    _moved(_written_beside(path, text), path)
 
 
 def encoded(pieces: Iterable[str], size: int = 1 << 16) -> Iterator[bytes]:
@@ -60,14 +55,24 @@ def write_if_changed(path: Path, chunks: Iterable[bytes]) -> bool:
     Whether it was written."""
     tmp = _written_beside(path, chunks)
     try:
-        if path.is_file() and filecmp.cmp(tmp, path, shallow=False):
-            Path(tmp).unlink()
-            return False
+        same = path.is_file() and filecmp.cmp(tmp, path, shallow=False)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    if same:
+        Path(tmp).unlink()
+        return False
+    _moved(tmp, path)
+    return True
+
+
+def _moved(tmp: str, path: Path) -> None:
+    """The temporary file renamed over `path` (removed if that fails)."""
+    try:
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-    return True
 
 
 def _written_beside(path: Path, text: str | bytes | Iterable[bytes]) -> str:
