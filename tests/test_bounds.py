@@ -6,10 +6,20 @@ import json
 import math
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agenttest.bounds import DEPTH_MARKER, MAX_DEPTH, MAX_STORED_CHARS, depth, json_safe, stored, too_deep
+from agenttest.bounds import (
+    DEPTH_MARKER,
+    MAX_DEPTH,
+    MAX_STORED_CHARS,
+    depth,
+    from_python,
+    json_safe,
+    stored,
+    too_deep,
+)
 from agenttest.files import json_line, json_text
 
 
@@ -31,6 +41,30 @@ def test_a_cycle_is_too_deep_rather_than_an_endless_walk() -> None:
     loop["self"] = loop
     assert too_deep(loop)
     assert json.loads(json_line(loop))                    # written, cut with the marker
+
+
+def test_a_python_value_gets_the_string_keys_json_would_give_it() -> None:
+    plain = {"a": [1, {"b": 2.5}], "c": None}
+    assert from_python(plain) is plain                     # nothing to change: not copied
+    mixed = {1: "a", None: "b", False: [{2.5: "c"}], "s": (1, 2)}
+    fixed = from_python(mixed)
+    assert fixed == {"1": "a", "null": "b", "false": [{"2.5": "c"}], "s": [1, 2]}
+    assert json.dumps(fixed, sort_keys=True)               # sorted dumps (assertions, reports) no longer break
+    assert mixed == {1: "a", None: "b", False: [{2.5: "c"}], "s": (1, 2)}    # the agent's own value untouched
+
+
+def test_what_json_cannot_carry_is_named() -> None:
+    with pytest.raises(ValueError, match="integer of more than 4,300 digits"):
+        from_python({"data": [1, {"n": 10**5000}]})
+    with pytest.raises(ValueError, match="integer of more than"):
+        from_python(-(10**5000))
+    with pytest.raises(ValueError, match="key of type tuple"):
+        from_python({"data": {(1, 2): "x"}})
+    assert from_python(10**4000) == 10**4000               # long, but writable
+    loop: dict[str, Any] = {}
+    loop["self"] = loop
+    loop[1] = loop
+    assert from_python(loop) is loop                       # too deep: left for too_deep to refuse, no endless walk
 
 
 def test_json_safe_cuts_deep_parts_and_spells_odd_numbers() -> None:

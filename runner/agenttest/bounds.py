@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from typing import Any
 
 MAX_DEPTH = 100                 # levels of arrays and objects a value may have
@@ -39,6 +40,80 @@ def depth(value: Any, stop: int = MAX_DEPTH + 1) -> int:
 
 def too_deep(value: Any, limit: int = MAX_DEPTH) -> bool:
     return depth(value, limit + 1) > limit
+
+
+def from_python(value: Any) -> Any:
+    """`value` as Python code returned it (an in-process agent's reply, a script generator's cases) made what a JSON
+    agent could have sent: dict keys that are not strings written as JSON writes them (`1` → "1", `None` →
+    "null"), so every later walk and sorted dump sees strings. ValueError names what JSON cannot carry: an integer
+    too long to write as text (beyond `sys.get_int_max_str_digits()`: it would break every artifact), or a key that
+    is not a string, number, boolean or null. Walks only up to MAX_DEPTH + 1 levels: a deeper (or cyclic) value
+    comes back as it is, for `too_deep` to refuse."""
+    keys = False
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, level = stack.pop()
+        if level > MAX_DEPTH:
+            return value
+        if isinstance(item, dict):
+            children: Any = item.values()
+            for key in item:
+                if not isinstance(key, str):
+                    _json_key(key)
+                    keys = True
+        elif isinstance(item, (list, tuple)):
+            children = item
+        else:
+            _writable(item)
+            continue
+        for child in children:
+            if isinstance(child, _CONTAINERS):
+                stack.append((child, level + 1))
+            elif type(child) is int:
+                _writable(child)
+    return _string_keys(value) if keys else value
+
+
+_WRITABLE_BITS = 14_000          # about 4,200 digits: below Python's default limit of 4,300, nothing to check
+
+
+def _writable(item: Any) -> None:
+    if isinstance(item, int) and item.bit_length() > _WRITABLE_BITS:
+        try:
+            str(item)        # refused at once beyond the limit
+        except ValueError:
+            raise ValueError(f"holds an integer of more than {sys.get_int_max_str_digits():,} digits, which "
+                             "Python cannot write as text") from None
+
+
+def _json_key(key: Any) -> str:
+    """A dict key as `json.dumps` writes it."""
+    if key is None or isinstance(key, (bool, int, float)):
+        _writable(key)
+        return json.dumps(key)
+    raise ValueError(f"has an object key of type {type(key).__name__} ({key!r:.40}): JSON keys are strings")
+
+
+def _string_keys(value: Any) -> Any:
+    """A copy of `value` whose dicts have string keys (`from_python` has checked every key converts)."""
+    root: list[Any] = [None]
+    tasks: list[tuple[Any, Any, Any]] = [(value, root, 0)]
+    while tasks:
+        item, parent, slot = tasks.pop()
+        if isinstance(item, dict):
+            copy: dict[str, Any] = {}
+            parent[slot] = copy
+            for key, child in item.items():
+                name = key if isinstance(key, str) else _json_key(key)
+                copy[name] = None
+                tasks.append((child, copy, name))
+        elif isinstance(item, (list, tuple)):
+            items: list[Any] = [None] * len(item)
+            parent[slot] = items
+            tasks.extend((child, items, index) for index, child in enumerate(item))
+        else:
+            parent[slot] = item
+    return root[0]
 
 
 def json_safe(value: Any, *, limit: int = MAX_DEPTH, cap: int | None = None) -> Any:

@@ -39,6 +39,10 @@ def reply(request):
         return {"content": "deep", "data": value}
     if text == "huge":
         return {"content": "big", "data": json.loads("[1e999, -1e999, 1]")}
+    if text == "long-int":
+        return {"content": "x", "data": {"n": 10**5000}}
+    if text == "keys":
+        return {"content": "x", "data": {1: "one", None: "none", "k": "key"}}
     if text.startswith("big"):
         return "x" * 5_000_000 + " THE-END"
     if text == "wide":
@@ -124,15 +128,24 @@ def test_deep_and_infinite_replies_are_agent_errors_and_every_artifact_is_strict
     project.suite("s.jsonl",
                   {"id": "deep", "input": "deep", "assert": {"type": "contains", "value": "deep"}},
                   {"id": "huge", "input": "huge", "assert": {"type": "json_path", "path": "$[2]", "value": 1}},
+                  {"id": "long-int", "input": "long-int", "assert": {"type": "contains", "value": "x"}},
+                  {"id": "keys", "input": "keys", "assert": [{"type": "contains", "value": "one"},
+                                                             {"type": "json_path", "path": "$.null", "value": "none"}]},
                   {"id": "fine", "input": "x", "assert": {"type": "contains", "value": "ok"}})
     run = project.run("-i", "s.jsonl", env=ACTIONS)
     assert run.code == 1, run.stdout + run.stderr
-    assert "Traceback" not in run.stderr
+    assert "Traceback" not in run.stderr and "failed on run_finished" not in run.stdout + run.stderr
+    long_int = run.result("long-int")        # an integer no artifact could write: the agent's error, not a crash
+    assert (long_int["status"], long_int["error_kind"]) == ("error", "agent")
+    assert "integer of more than 4,300 digits" in long_int["error"]
+    assert run.result("keys")["status"] == "passed"      # keys as JSON writes them: sorted dumps still work
     deep = run.result("deep")
     assert (deep["status"], deep["error_kind"]) == ("error", "agent")
     assert "nested deeper than" in deep["error"]
     assert run.result("fine")["status"] == "passed"
     results = project.root / "agenttest-results"
+    assert sorted(p.name for p in results.iterdir()) == ["ctrf.json", "events.jsonl", "junit.xml", "report.json",
+                                                          "summary.md"]
     for name in ("report.json", "ctrf.json"):
         json.loads((results / name).read_text(), parse_constant=_reject)
     for line in (results / "events.jsonl").read_text().splitlines():

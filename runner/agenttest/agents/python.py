@@ -7,6 +7,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from ..bounds import from_python
 from ..errors import AgentCallError, ConfigError
 from ..threads import call_user
 from ..user_errors import describe
@@ -33,6 +34,10 @@ class PythonAgent:
             raise AgentCallError(f"agent raised {describe(exc)}") from exc
         if raw is None:   # almost always a function that forgot its `return`
             raise AgentCallError("agent returned None: return the reply (a string or a response object)")
+        try:
+            raw = from_python(raw)
+        except ValueError as exc:
+            raise AgentCallError(f"agent reply {exc}") from None
         return AgentResponse.from_raw(raw)
 
     async def aclose(self) -> None:

@@ -12,6 +12,7 @@ from ..agents.cache import HelperCache
 from ..agents.helper_replies import read_generated
 from ..agents.helpers import HelperCaller
 from ..agents.pool import AgentPool
+from ..bounds import from_python
 from ..cases.loader import Checks, build_generated
 from ..cases.model import InvalidCase, Suite
 from ..cases.sources import GeneratorSource
@@ -70,6 +71,10 @@ async def _generated_values(source: GeneratorSource, target: dict[str, Any], hel
     except Exception as exc:
         raise HelperError(f"generator {source.spelled}: {source.ref} raised {describe(exc)}",
                           "generator") from exc
+    try:
+        returned = from_python(returned)
+    except ValueError as exc:
+        raise HelperError(f"generator {source.spelled}: what {source.ref} returned {exc}", "generator") from None
     try:
         return read_generated(returned)
     except HelperError as exc:
