@@ -19,6 +19,7 @@ from typing import Any
 import click
 
 from .actions_log import write_line
+from .cases.sources import sources
 from .config import RunConfig
 from .errors import EXIT_USAGE, AgentTestError, UsageError
 from .launch import Launch
@@ -90,6 +91,11 @@ def read_settings(environ: Mapping[str, str]) -> ActionSettings:
     suites = _lines(inputs.get("input"))
     if not suites:
         raise UsageError("input: required (a suite file, directory or glob; one per line)")
+    for suite in suites:        # always a path (SPEC §2): a mistyped one must not run as a chat message
+        try:
+            sources(suite, cwd, message=False)
+        except UsageError as exc:
+            raise UsageError(f"input: {str(exc).removeprefix('-i ')}") from None
     values: dict[str, Any] = {"input": suites}
     for name, (key, kind) in OPTION_INPUTS.items():
         if inputs.get(name) is not None:

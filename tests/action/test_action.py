@@ -224,6 +224,9 @@ def test_job_summary_false_leaves_the_step_summary_alone(workspace: Path) -> Non
     ({"input": "evals/suite.jsonl", "args": "--no-such-flag"}, "args: No such option"),
     ({"input": "evals/suite.jsonl", "args": "--help"}, "asks for no run"),
     ({"input": "evals/suite.jsonl", "agent": "missing"}, "agent 'missing' is not defined"),
+    # always a path (SPEC §2): a mistyped name is not sent as a chat message that passes
+    ({"input": "evalz"}, "input: evalz: no such file or directory"),
+    ({"input": "evals/suite.jsonl\nsuite"}, "input: suite: no such file or directory"),
 ])
 def test_bad_inputs_fail_with_one_error_line(workspace: Path, inputs: dict[str, str], message: str) -> None:
     step = run_action(workspace, inputs)

@@ -75,9 +75,11 @@ def _typed(text: str) -> Any:
 # -- which files an -i value names -------------------------------------------------------------------------------
 
 
-def sources(value: str, cwd: Path, exclude: Iterable[Path] = ()) -> list[Path | str | GeneratorSource]:
+def sources(value: str, cwd: Path, exclude: Iterable[Path] = (), *,
+            message: bool = True) -> list[Path | str | GeneratorSource]:
     """The suite files an `-i` value names (absolute, in load order), its generator, or the value itself for a
-    direct message.
+    direct message — unless `message` is false (the Action's `input`, always a path): then a value that names no
+    file is the error a missing path gets.
 
     Directories in `exclude` (the run's own output directory) are never walked into."""
     if not value.strip():
@@ -93,7 +95,7 @@ def sources(value: str, cwd: Path, exclude: Iterable[Path] = ()) -> list[Path | 
         if not files:
             raise UsageError(f"-i {value}: no *.jsonl files in this directory")
         return list(files)
-    if not looks_like_path(value):
+    if message and not looks_like_path(value):
         return [value]
     if _has_glob(value):
         matches = sorted(Path(os.path.normpath(cwd / match)) for match in glob.glob(value, root_dir=cwd,
