@@ -55,9 +55,11 @@ class CaseResult:
             else:
                 result.actual = stored(result.actual)
             result.expected = stored(result.expected)
+            result.message = stored(result.message)      # a judge's reason or a script's message may be huge
             if result.details:
                 result.details = json_safe(result.details, cap=MAX_STORED_CHARS)
         self.input, self.output, self.expected = stored(self.input), stored(output), stored(self.expected)
+        self.error = stored(self.error)                  # it may quote a verdict's message or the user's exception
         for name in ("trace", "metadata"):
             value = getattr(self, name)
             if value:

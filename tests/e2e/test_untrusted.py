@@ -45,6 +45,8 @@ def reply(request):
         return {"content": "x", "data": {1: "one", None: "none", "k": "key"}}
     if text.startswith("big"):
         return "x" * 5_000_000 + " THE-END"
+    if text == "raise-big":
+        raise RuntimeError("boom " + "r" * 3_000_000)
     if text == "wide":
         return {"content": "wide", "data": {"rows": [{"n": i, "text": "y" * 100} for i in range(20_000)]}}
     if text == "slow":
@@ -220,7 +222,11 @@ def test_large_replies_are_checked_whole_and_stored_capped(project: Project) -> 
                     for i in range(6)],
                   {"id": "wide", "input": "wide", "assert": {"type": "json_path", "path": "rows[19999].n",
                                                              "value": 19999}},
-                  {"id": "small", "input": "x", "assert": {"type": "equals", "value": "nope"}})
+                  {"id": "small", "input": "x", "assert": {"type": "equals", "value": "nope"}},
+                  {"id": "raise-big", "input": "raise-big", "assert": {"type": "contains", "value": "x"}},
+                  {"id": "said-big", "input": "x", "assert": {"type": "script", "script": "checks.verbose"}})
+    (project.root / "checks.py").write_text("def verbose(output, **_):\n"
+                                            "    return {'pass': False, 'message': 'm' * 3_000_000}\n")
     run = project.run("-i", "s.jsonl", "--parallel", "3")
     assert run.code == 1, run.stderr
     big = run.result("big0")
@@ -233,6 +239,11 @@ def test_large_replies_are_checked_whole_and_stored_capped(project: Project) -> 
     assert "characters of JSON in all]" in wide["output"]
     small = run.result("small")
     assert small["assertions"][0]["actual"] == "ok x" and "actual_is_output" not in small["assertions"][0]
+    raised = run.result("raise-big")            # a huge error and a huge verdict message are stored capped too
+    assert raised["status"] == "error" and raised["error"].endswith(" characters in all]")
+    said = run.result("said-big")
+    assert said["status"] == "failed" and said["assertions"][0]["message"].endswith(" characters in all]")
+    assert len(said["error"]) < 40_000
     results = project.root / "agenttest-results"
     for name in ("report.json", "events.jsonl", "junit.xml", "ctrf.json", "summary.md"):
         assert (results / name).stat().st_size < 2_000_000, name     # 30 MB of replies, twice, before
