@@ -117,7 +117,8 @@ def main() -> None:
               help="Emit ::error annotations at the failing JSONL lines [on in GitHub Actions].")
 @click.option("--max-annotations", type=int, help="At most this many annotations; the last says how many more [10].")
 @click.option("--config", type=click.Path(dir_okay=False), help="agenttest.yaml (default: discovered).")
-@click.option("--record", metavar="DIR", help="Record every agent call (target and helpers) as cassettes in DIR.")
+@click.option("--record", metavar="DIR", type=click.Path(file_okay=False),
+              help="Record every agent call (target and helpers) as cassettes in DIR.")
 @click.option("--replay", metavar="DIR", help="Answer every agent call from the cassettes in DIR; no network.")
 @click.option("--max-cost", type=float, metavar="USD", help="Run budget in USD (prices per connector or agent).")
 @click.option("--max-tokens", type=int, metavar="N", help="Run budget in tokens, over every role.")

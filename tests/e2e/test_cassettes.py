@@ -230,3 +230,14 @@ def test_merged_shards_add_up_what_each_spent_of_the_budget(project: Project) ->
     summary = json.loads((project.root / "merged" / "report.json").read_text())["summary"]
     assert summary["budget"] == {"max_tokens": 1000, "max_cost": 1.0, "tokens": 480, "cost_usd": 0.00168}
     assert summary["cost"] == {"target": 0.00168, "total_usd": 0.00168}
+
+
+def test_a_record_directory_that_cannot_be_one_is_refused_before_any_case_runs(project: Project) -> None:
+    project.suite("tests/s.jsonl", {"id": "one", "input": "x"})
+    (project.root / "notes.txt").write_text("a file\n")
+    for where, said in (("notes.txt", "Directory 'notes.txt' is a file"),
+                        ("notes.txt/tapes", "--record notes.txt/tapes: ")):
+        run = project.run("-i", "tests/s.jsonl", "--record", where)
+        assert run.code == 2, run.stdout + run.stderr
+        assert said in run.stderr and "Traceback" not in run.stderr
+        assert "► [one]" not in run.stdout                   # refused before any case, not warned of after all

@@ -100,7 +100,11 @@ def _cassettes(config: RunConfig) -> Cassettes | None:
         return Cassettes(directory, options.replay, cwd=config.cwd, root=repository_root(config.cwd))
     if not options.record:
         return None
-    return Cassettes(config.cwd / options.record, options.record, cwd=config.cwd, root=repository_root(config.cwd))
+    directory = config.cwd / options.record
+    blocking = next((p for p in (directory, *directory.parents) if p.exists()), None)
+    if blocking is not None and not blocking.is_dir():    # found now, not after every case has run
+        raise UsageError(f"--record {options.record}: {blocking} is a file, not a directory")
+    return Cassettes(directory, options.record, cwd=config.cwd, root=repository_root(config.cwd))
 
 
 async def _run_suite(config: RunConfig, suite: Suite, pool: AgentPool, checks: Checks, meter: Meter,
