@@ -147,6 +147,19 @@ def test_duplicate_names_and_direct_input(links: SourceLinks) -> None:
     assert direct.find("testcase").get("classname") == "agenttest" and direct.find("testcase").get("line") is None
 
 
+def test_generated_suites_keep_their_whole_name_and_duplicates_a_number(links: SourceLinks) -> None:
+    results = [CaseResult(id="x-1", status="passed", source="agents:workers.test.generator?focus=x"),
+               CaseResult(id="x-1", status="passed", source="agents:workers.test.generator?focus=x&invalid=2"),
+               CaseResult(id="g-1", status="passed", source="scripts:gen.cases"),
+               CaseResult(id="g-1", status="error", error="invalid test case: duplicate id 'g-1'",
+                          error_kind="invalid", source="scripts:gen.cases")]
+    root = validate(render_junit(make_report(results).to_dict(), links))
+    cases = [(c.get("classname"), c.get("name")) for c in root.iter("testcase")]
+    assert cases == [("agents:workers.test.generator?focus=x", "x-1"),
+                     ("agents:workers.test.generator?focus=x&invalid=2", "x-1"),
+                     ("scripts:gen.cases", "g-1"), ("scripts:gen.cases", "g-1 (2)")]
+
+
 def test_empty_report_and_run_error(links: SourceLinks) -> None:
     root = validate(render_junit(make_report([], error="BeforeAll: boom", interrupted=True).to_dict(), links))
     suite = root.find("testsuite")

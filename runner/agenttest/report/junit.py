@@ -21,6 +21,7 @@ as ElementTree's `indent` would: a tree of 10,000 testcases took ~0.3 s and ~10 
 
 from __future__ import annotations
 
+import itertools
 import os
 import socket
 from collections.abc import Iterable, Iterator, Mapping
@@ -127,7 +128,11 @@ def _testcase(result: dict[str, Any], path: str | None, located: tuple[str, str]
     """One testcase: `path` is its file's display path, `located` its suite's classname and file attributes."""
     name = case_title(result)
     if name in seen:      # ids are unique per file, but an invalid duplicate is reported under the same id
-        name = f"{name} (line {result.get('line')})"
+        line = result.get("line")
+        if line is not None:
+            name = f"{name} (line {line})"
+        else:             # a generated case has no line: the first free number tells it apart
+            name = next(f"{name} ({n})" for n in itertools.count(2) if f"{name} ({n})" not in seen)
     seen.add(name)
     seconds = _seconds(result.get("duration_ms"))
     start = f'{_INDENT * 2}<testcase{located[0]} name="{xml_attribute(name)}" time="{seconds}"'
@@ -195,8 +200,15 @@ def _start(tag: str, level: int, **attributes: Any) -> str:
 
 
 def _classname(suite_name: str) -> str:
-    """`examples/expense/tests/expense.jsonl` → `examples.expense.tests.expense`."""
-    return str(PurePosixPath(suite_name).with_suffix("")).replace("/", ".").strip(".") or DIRECT_SUITE
+    """`examples/expense/tests/expense.jsonl` → `examples.expense.tests.expense`. Only a suite file's own suffix
+    goes: a generator's name (`agents:gen.cases?focus=x`) is kept whole, so two generators stay apart."""
+    path = PurePosixPath(suite_name)
+    if path.suffix in _SUITE_SUFFIXES:
+        path = path.with_suffix("")
+    return str(path).replace("/", ".").strip(".") or DIRECT_SUITE
+
+
+_SUITE_SUFFIXES = (".jsonl", ".json")
 
 
 def _count(results: list[dict[str, Any]], *statuses: str) -> int:
