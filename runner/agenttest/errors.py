@@ -55,6 +55,11 @@ class HookError(AgentTestError):
     """A hook reference that cannot be resolved, or a hook that raised."""
 
 
+class UnsafeReference(HookError):
+    """A reference to a file the suite may not read (outside its repository, under `.git/`, not a regular file):
+    the case is invalid (SPEC §11), not a hook that failed."""
+
+
 class AgentCallError(Exception):
     """An agent call failed. `kind` is the result's `error_kind`: `agent`, or `infra` for connection, DNS and TLS
     faults (the other kinds — invalid, simulator, judge, hook — are not raised by agents)."""

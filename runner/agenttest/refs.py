@@ -10,7 +10,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from .errors import HookError
+from .errors import HookError, UnsafeReference
 from .user_errors import describe
 from .workspace import UnsafePath, checked_file
 
@@ -25,12 +25,48 @@ def resolve_callable(ref: str, search_dirs: Iterable[Path], what: str = "functio
     With `root` (a suite's repository), the file must be safe to read as `workspace.checked_file` says: a symlink
     out of the repository is not loaded. Raises HookError naming the reference and where it looked.
     """
+    problem = reference_problem(ref, what)
+    if problem:
+        raise HookError(problem)
+    dirs = _unique(search_dirs)
+    candidate = _found(ref, dirs, what, root)
+    if candidate is None:
+        looked = ", ".join(str(d) for d in dirs) or "nowhere"
+        raise HookError(f"{what} {ref!r}: no {_relative(ref)}.py found (looked in {looked})")
+    func_name = ref.strip().rsplit(".", 1)[1]
+    module = _load(candidate.resolve())
+    func = getattr(module, func_name, None)
+    if func is None:
+        raise HookError(f"{what} {func_name!r} is not defined in {candidate}")
+    if not callable(func):
+        raise HookError(f"{what} {func_name!r} in {candidate} is not callable")
+    return func
+
+
+def reference_problem(ref: str, what: str = "function", search_dirs: Iterable[Path] = (),
+                      root: Path | None = None) -> str | None:
+    """What is wrong with a `module.function` reference that can be told without loading its module, or None:
+    its shape, and whether the first file it names in `search_dirs` is one the suite may not read (checked when a
+    suite is read, so `validate` finds it)."""
     ref = ref.strip()
     if "." not in ref or ref.startswith(".") or ref.endswith("."):
-        raise HookError(f"{what} reference {ref!r} must look like module.function (e.g. env_test.Before)")
-    module_part, func_name = ref.rsplit(".", 1)
-    relative = Path(*module_part.replace("\\", "/").replace(".", "/").split("/"))
-    dirs = _unique(search_dirs)
+        return f"{what} reference {ref!r} must look like module.function (e.g. env_test.Before)"
+    try:
+        _found(ref, _unique(search_dirs), what, root)
+    except UnsafeReference as exc:
+        return exc.message
+    return None
+
+
+def _relative(ref: str) -> Path:
+    module_part = ref.strip().rsplit(".", 1)[0]
+    return Path(*module_part.replace("\\", "/").replace(".", "/").split("/"))
+
+
+def _found(ref: str, dirs: list[Path], what: str, root: Path | None) -> Path | None:
+    """The first `<module>.py` of `ref` in `dirs`, or None. With `root`, UnsafeReference when the suite may not
+    read it (`workspace.checked_file`)."""
+    relative = _relative(ref)
     for directory in dirs:
         candidate = (directory / relative).with_suffix(".py")
         if candidate.is_file():
@@ -38,16 +74,9 @@ def resolve_callable(ref: str, search_dirs: Iterable[Path], what: str = "functio
                 try:
                     checked_file(candidate, root, str(candidate))
                 except UnsafePath as exc:
-                    raise HookError(f"{what} {ref!r}: {exc}") from None
-            module = _load(candidate.resolve())
-            func = getattr(module, func_name, None)
-            if func is None:
-                raise HookError(f"{what} {func_name!r} is not defined in {candidate}")
-            if not callable(func):
-                raise HookError(f"{what} {func_name!r} in {candidate} is not callable")
-            return func
-    looked = ", ".join(str(d) for d in dirs) or "nowhere"
-    raise HookError(f"{what} {ref!r}: no {relative}.py found (looked in {looked})")
+                    raise UnsafeReference(f"{what} {ref.strip()!r}: {exc}") from None
+            return candidate
+    return None
 
 
 def _load(path: Path) -> ModuleType:

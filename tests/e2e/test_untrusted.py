@@ -318,3 +318,35 @@ def test_proxy_credentials_from_the_environment_never_reach_the_log_or_an_artifa
         assert "pr0xy-s3cret-77" not in written and "tok3n-only-4242" not in written, artifact
     output = json.loads((results / "report.json").read_text())["results"][0]["output"]
     assert "HTTPS_PROXY=http://proxyuser:***@127.0.0.1:9" in output and "all_proxy=***@127.0.0.1:9" in output
+
+
+def test_a_hook_module_out_of_the_repository_is_invalid_for_validate_and_run(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "env_test.py").write_text("open('LOADED', 'w').write('x')\ndef Before(ctx, case):\n    pass\n")
+    project = Project(tmp_path / "repo")
+    project.write("agenttest.yaml", CONFIG)
+    project.write("bot.py", BOT)
+    (project.root / ".git").mkdir()
+    (project.root / "env_test.py").symlink_to(outside / "env_test.py")       # beside the suite
+    agent_src = project.root / "assistants" / "bot" / "src"                  # Yao's layout: found only at run time
+    agent_src.mkdir(parents=True)
+    (agent_src / "agent_test.py").symlink_to(outside / "env_test.py")
+    suite = [{"id": "beside", "input": "x", "before": "env_test.Before"},
+             {"id": "misspelt", "input": "x", "after": "not a ref"},
+             {"id": "yao", "input": "x", "before": "agent_test.Before"}]
+    project.suite("s.jsonl", *suite)
+    project.suite("assistants/bot/tests/t.jsonl", suite[2])
+    checked = project.run("validate", "s.jsonl")
+    assert checked.code == 2, checked.stdout + checked.stderr
+    assert "s.jsonl:1: invalid test case: before: hook 'env_test.Before': " in checked.stdout
+    assert "env_test.py is outside the repository" in checked.stdout
+    assert "s.jsonl:2: invalid test case: after: hook reference 'not a ref' must look like module.function" \
+        in checked.stdout
+    run = project.run("-i", "s.jsonl", "-i", "assistants/bot/tests/t.jsonl")
+    kinds = {(r["file"].split("/")[0], r["id"]): (r["status"], r["error_kind"]) for r in run.report["results"]}
+    assert kinds[("s.jsonl", "beside")] == kinds[("s.jsonl", "misspelt")] == ("error", "invalid")
+    yao = next(r for r in run.report["results"] if r["file"].startswith("assistants"))
+    assert (yao["status"], yao["error_kind"]) == ("error", "invalid"), yao      # SPEC §11: not a failed hook
+    assert "agent_test.py is outside the repository" in yao["error"]
+    assert not (project.root / "LOADED").exists() and not (tmp_path / "LOADED").exists()

@@ -22,6 +22,7 @@ from ..assertions.base import REGISTRY, AssertionSpec, json_type, known_types, p
 from ..bounds import TOO_DEEP, too_deep
 from ..errors import SuiteError
 from ..hints import closest, did_you_mean
+from ..refs import reference_problem
 from ..validation import describe_errors
 from ..workspace import UnsafePath, attachment_root, checked_file
 from .inputs import InputError, normalize_input
@@ -198,6 +199,11 @@ def build_case(value: Any, *, file: str | None, line: int | None, base_dir: Path
             messages = normalize_input(entry.input, base_dir=base_dir, repo_root=repo_root)
         except InputError as exc:
             problems.append(str(exc))
+    for key in ("before", "after"):       # found by `validate` too, not only when the case runs
+        ref = getattr(entry, key)
+        problem = reference_problem(ref, "hook", (base_dir, base_dir / "src"), checks.root) if ref else None
+        if problem:
+            problems.append(f"{key}: {problem}")
     if dynamic:
         specs: list[AssertionSpec] = []
         for key in ("assert", "assertions", "expected"):

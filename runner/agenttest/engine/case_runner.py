@@ -14,7 +14,7 @@ from ..agents.helpers import HelperCaller
 from ..agents.pool import AgentPool
 from ..cases.model import Case
 from ..durations import format_duration
-from ..errors import AgentCallError, HookError
+from ..errors import AgentCallError, HookError, UnsafeReference
 from ..results import CaseResult, Status
 from ..timeouts import within
 from ..usage import Usage
@@ -123,7 +123,7 @@ class CaseRunner:
         except CaseFailure as failure:
             result.status, result.error, result.error_kind = failure.status, failure.message, failure.kind
         except HookError as exc:
-            result.status, result.error, result.error_kind = "error", f"before hook: {exc.message}", "hook"
+            result.status, result.error, result.error_kind = "error", f"before hook: {exc.message}", _kind(exc)
         except asyncio.CancelledError:
             # A conversation keeps the turns it had; a case with nothing to show counts as never run.
             result.status, result.error, result.error_kind = "skipped", "interrupted", None
@@ -177,9 +177,14 @@ class CaseRunner:
             message = (f"after hook: {exc.message}" if isinstance(exc, HookError)
                        else f"after hook: timeout after {format_duration(grace)}")
             if result.status in ("passed", "skipped"):
-                result.status, result.error, result.error_kind = "error", message, "hook"
+                result.status, result.error, result.error_kind = "error", message, _kind(exc)
             else:
                 result.error = f"{result.error}; {message}" if result.error else message
+
+
+def _kind(exc: BaseException) -> str:
+    """A hook's failure: `invalid` when the suite names a file it may not read (SPEC §11), else `hook`."""
+    return "invalid" if isinstance(exc, UnsafeReference) else "hook"
 
 
 def base_result(case: Case) -> CaseResult:
