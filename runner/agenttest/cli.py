@@ -197,6 +197,8 @@ def _validate(inputs: list[str], config: str | None, simulator: str | None) -> N
     cases = len(suite.entries) - len(invalid)
     generators = f" (and {plural(len(suite.generators), 'generator input')}, not called)" if suite.generators else ""
     write_line(sys.stdout, f"{cases} valid, {len(invalid)} invalid in {plural(len(suite.files), 'file')}{generators}")
+    if not (suite.entries or suite.generators):     # as `run` says it: an empty suite is no green check
+        write_line(sys.stderr, f"Error: no test cases found in {', '.join(inputs)}")
     sys.exit(EXIT_USAGE if invalid or not (suite.entries or suite.generators) else 0)
 
 

@@ -31,6 +31,14 @@ def test_validate_reports_every_invalid_entry_and_calls_no_agent(project: Projec
     assert not (project.root / "agenttest-results").exists()
 
 
+def test_validate_of_an_empty_suite_says_why_it_fails(project: Project) -> None:
+    project.write("empty.jsonl", "// nothing yet\n\n")
+    run = project.run("validate", "-i", "empty.jsonl")
+    assert run.code == 2
+    assert run.stdout.strip() == "0 valid, 0 invalid in 1 file"
+    assert run.stderr.strip() == "Error: no test cases found in empty.jsonl"
+
+
 def test_validate_checks_the_config_too(project: Project) -> None:
     project.suite("good.jsonl", {"id": "a", "input": "hi"})
     project.write("agenttest.yaml", "agents:\n  x:\n    provider: nope\n")
