@@ -8,6 +8,15 @@ from dataclasses import dataclass, field
 ROLES = ("target", "judge", "simulator", "generator")
 
 
+def format_usd(value: float) -> str:
+    """`$0.0123`; an amount below a hundredth of a cent keeps two significant digits (`$0.0000042`), so a small
+    budget and what was spent of it never both read `$0.0000`."""
+    if value == 0 or abs(value) >= 0.0001:
+        return f"${value:,.4f}"
+    exponent = int(f"{abs(value):.1e}".split("e")[1])        # 4.2e-06 → -6
+    return f"{'-' if value < 0 else ''}${abs(value):.{1 - exponent}f}"
+
+
 @dataclass(slots=True)
 class Usage:
     """Calls and tokens per role. A call served from the cache counts as a call and as `cached`, but its tokens

@@ -140,6 +140,7 @@ def test_the_run_budget_skips_what_has_not_started_and_fails_the_run(project: Pr
         summary_md = (project.root / "agenttest-results" / "summary.md").read_text()
         assert len(server.requests) == 3
         priced = project.run("-i", "tests/many.jsonl", "--max-cost", "1", env=env)
+        tiny = project.run("-i", "tests/many.jsonl", "--max-cost", "0.00001", "--parallel", "1", env=env)
         unpriced_config = CONFIG.replace("        price: {input: 2, output: 8}\n", "")
         project.write("agenttest.yaml", unpriced_config)
         refused = project.run("-i", "tests/many.jsonl", "--max-cost", "1", env=env)
@@ -156,6 +157,8 @@ def test_the_run_budget_skips_what_has_not_started_and_fails_the_run(project: Pr
     assert priced.code == 0 and priced.report["summary"]["cost"] == {"total_usd": 0.00168, "target": 0.00168}
     assert "Cost:      $0.0017 (target $0.0017)" in priced.stdout
     assert refused.code == 2 and "--max-cost: no price for 'llm'" in refused.stderr
+    # one call spends a budget below a hundredth of a cent: both amounts readable, not $0.0000 of $1e-05
+    assert tiny.report["summary"]["budget"]["spent"] == "budget spent: $0.0001 of --max-cost $0.000010"
 
 
 def test_a_replay_after_the_agent_changed_is_an_error_but_not_after_its_endpoint_moved(project: Project) -> None:

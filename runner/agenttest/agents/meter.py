@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..usage import total_tokens
+from ..usage import format_usd, total_tokens
 from .base import AgentRequest, AgentResponse
 from .registry import Price
 
@@ -58,7 +58,7 @@ class Meter:
     def _message(self) -> str:
         if self.max_tokens is not None and self.total_tokens() >= self.max_tokens:
             return f"budget spent: {self.total_tokens():,} tokens of --max-tokens {self.max_tokens:,}"
-        return f"budget spent: ${self.total_cost():.4f} of --max-cost ${self.max_cost:g}"
+        return f"budget spent: {format_usd(self.total_cost())} of --max-cost {format_usd(self.max_cost or 0)}"
 
     def _check(self) -> None:
         if self.spent is not None:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
+from ..usage import format_usd
 from .escape import one_line, preview, to_text
 
 FAILING = ("failed", "error", "timeout")
@@ -253,8 +254,8 @@ def comparison_line(comparison: dict[str, Any]) -> str:
 
 def cost_line(cost: dict[str, Any]) -> str:
     """`$0.0123 (target $0.0100 · judge $0.0023)`."""
-    roles = " · ".join(f"{role} ${value:.4f}" for role, value in cost.items() if role != "total_usd")
-    return f"${float(cost.get('total_usd', 0)):.4f}" + (f" ({roles})" if roles else "")
+    roles = " · ".join(f"{role} {format_usd(float(value))}" for role, value in cost.items() if role != "total_usd")
+    return format_usd(float(cost.get("total_usd", 0))) + (f" ({roles})" if roles else "")
 
 
 # The comparison's groups, in the order every report shows them, with their labels.
