@@ -101,3 +101,13 @@ def test_a_module_that_exits_on_import_is_a_config_error(tmp_path: Path) -> None
     (tmp_path / "argparse_agent.py").write_text("import argparse\nargparse.ArgumentParser().parse_args(['--x'])\n")
     with pytest.raises(ConfigError, match=r"cannot import 'argparse_agent': SystemExit at .*argparse_agent.py:2: 2"):
         make_agent("python", tmp_path, callable="argparse_agent:respond")
+
+
+def test_a_module_named_like_one_imported_before_says_which_file_was_imported(tmp_path: Path) -> None:
+    (tmp_path / "types.py").write_text("def respond(request):\n    return 'mine'\n")
+    with pytest.raises(ConfigError, match=r"'types' is imported from .*/types.py, not from .*/types.py: a module "
+                                          r"of that name was found first \(rename your file\)"):
+        make_agent("python", tmp_path, callable="types:respond")
+    (tmp_path / "mine.py").write_text("x = 1\n")
+    with pytest.raises(ConfigError, match=r"'mine' has no callable 'respond'"):
+        make_agent("python", tmp_path, callable="mine:respond")

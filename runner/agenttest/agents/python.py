@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from ..bounds import from_python
@@ -61,5 +62,10 @@ def create(agent_id: str, settings: PythonSettings, ctx: ProviderContext) -> Pyt
         raise ConfigError(f"agents.{agent_id}.callable: cannot import {module_name!r}: {describe(exc)}") from exc
     func = getattr(module, func_name, None)
     if not callable(func):
+        mine = Path(config_dir, *module_name.split(".")).with_suffix(".py")
+        found = getattr(module, "__file__", None) or "built in"
+        if mine.is_file() and (found == "built in" or Path(found).resolve() != mine.resolve()):
+            raise ConfigError(f"agents.{agent_id}.callable: {module_name!r} is imported from {found}, not from "
+                              f"{mine}: a module of that name was found first (rename your file)")
         raise ConfigError(f"agents.{agent_id}.callable: {module_name!r} has no callable {func_name!r}")
     return PythonAgent(agent_id, func)
