@@ -427,7 +427,8 @@ def test_a_mistyped_path_never_passes_as_a_chat_message(project: Project, typed:
     else:
         run = project.run(*([command] if command == "validate" else []), "-i", typed, env=env)
     assert run.code == 2, run.stdout + run.stderr
-    assert f"-i {typed}: no such file or directory {hint}" in run.stdout + run.stderr   # the Action's ::error::
+    named = "input: " if command == "action" else "-i "           # the Action names its own input
+    assert f"{named}{typed}: no such file or directory {hint}" in run.stdout + run.stderr   # the Action's ::error::
     assert not calls.exists() and "PASSED" not in run.stdout
 
 
