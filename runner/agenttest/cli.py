@@ -13,7 +13,7 @@ import click
 from . import __version__
 from .actions_log import guarded_log, write_line
 from .collection import command
-from .errors import EXIT_USAGE, AgentTestError
+from .errors import EXIT_USAGE, AgentTestError, UsageError
 
 # Only click and these small modules are imported at start-up: `agenttest --version` and `--help` must not load
 # aiohttp, pydantic or jsonschema. Each command imports what it needs when it runs.
@@ -170,6 +170,7 @@ def _validate(inputs: list[str], config: str | None, simulator: str | None) -> N
     from .agents.pool import AgentPool
     from .cases import load_suite
     from .cases.model import InvalidCase
+    from .config import undefined_suite_agents
     from .engine.plan import checks_for, helper_agents, prepare_generators
     from .hints import plural
     from .project import find_config, load_project
@@ -181,6 +182,10 @@ def _validate(inputs: list[str], config: str | None, simulator: str | None) -> N
                            checks=checks_for(project, simulator))
         # Helpers are built, never called, so their configuration mistakes show here too — those that need
         # `${VAR}`s that are not set excepted: validating must work without any secret.
+        undefined = undefined_suite_agents((e.file for e in suite.entries), cwd, project,
+                                           project.defaults.get("name"))
+        if undefined:
+            raise UsageError("; ".join(undefined))
         pool = AgentPool(project)
         prepare_generators(suite, pool, cwd, build=False)
         for agent_id in helper_agents(suite.entries):

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .cases.model import Case, InvalidCase
 from .cases.sources import existing_path
+from .hints import did_you_mean
 from .options import RunOptions, merge_options
 from .project import ProjectConfig, find_config, load_project
 
@@ -106,6 +108,23 @@ def suite_agent(path: Path) -> tuple[str, Path] | None:
     if agent_id is None:
         return None
     return agent_id, path.parent.parent if path.parent.name == "tests" else path.parent
+
+
+def undefined_suite_agents(files: Iterable[str | None], cwd: Path, project: ProjectConfig,
+                           name: str | None) -> list[str]:
+    """For each suite file whose agent comes from its path (Yao's `assistants/<agent>/tests/…`, when no `-n` or
+    `defaults.name` names one) and is not defined in the config: a message naming the file. Nothing to check
+    without a config."""
+    if name or project.path is None:
+        return []
+    problems = []
+    for file in dict.fromkeys(f for f in files if f):
+        derived = suite_agent(cwd / file)
+        if derived is not None and derived[0] not in project.agents:
+            hint = did_you_mean(derived[0], project.agents) or f" (defined: {', '.join(project.agents) or 'none'})"
+            problems.append(f"{file}: its agent {derived[0]!r} (from its path, as in Yao's assistants/<agent>/tests/) "
+                            f"is not defined in {project.display_path}{hint}")
+    return problems
 
 
 def _target_agent(name: str | None, inputs: list[str], project: ProjectConfig,

@@ -35,6 +35,18 @@ def test_the_yao_authors_suites_validate(yao: Project) -> None:
     assert checked.stdout.strip() == f"{CASES} valid, 0 invalid in {SUITES} files"
 
 
+def test_a_suite_whose_agent_is_not_defined_is_named_by_validate_and_run(yao: Project) -> None:
+    yao.suite("assistants/nosuch/tests/t.jsonl", {"id": "a", "input": "hi"})
+    said = ("assistants/nosuch/tests/t.jsonl: its agent 'nosuch' (from its path, as in Yao's "
+            "assistants/<agent>/tests/) is not defined in ")
+    checked = yao.run("validate", "-i", "assistants/")
+    assert checked.code == 2 and said in checked.stderr, checked.stdout + checked.stderr
+    run = yao.run("-i", "assistants/")
+    assert run.code == 2 and said in run.stderr and "Traceback" not in run.stderr
+    named = yao.run("validate", "-i", "assistants/nosuch/tests/t.jsonl")
+    assert named.code == 2 and said in named.stderr
+
+
 def test_one_run_tests_every_agent_against_its_own_suites(yao: Project) -> None:
     run = yao.run("-i", "assistants/", "--junit", "junit.xml")
     assert run.code == 1, run.stdout + run.stderr          # only the suites' deliberate failures

@@ -25,7 +25,7 @@ from ..cases import load_suite
 from ..cases.loader import Checks
 from ..cases.model import Case, InvalidCase, Suite
 from ..collection import reading
-from ..config import RunConfig
+from ..config import RunConfig, undefined_suite_agents
 from ..durations import format_duration
 from ..errors import EXIT_INTERRUPTED, EXIT_USAGE, HookError, UsageError
 from ..files import json_line, write_text
@@ -265,6 +265,9 @@ async def _plan(config: RunConfig, suite: Suite, pool: AgentPool, checks: Checks
             raise UsageError(f"no test cases match --run {options.run!r}")
         raise UsageError(f"no test cases found in {', '.join(config.inputs)}")
     selected, digest = len(entries), suite_digest(entries)
+    undefined = undefined_suite_agents((e.file for e in entries), config.cwd, config.project, config.options.name)
+    if undefined:
+        raise UsageError("; ".join(undefined))
     targets = config.assign_targets(entries)
     positions = None
     if options.shard:       # an empty shard (fewer cases than shards) is a run of nothing, not a mistake
