@@ -337,12 +337,18 @@ def test_a_judge_in_a_checkpoint_sees_the_conversation_and_its_failure_is_a_judg
 def test_validate_checks_dynamic_cases_against_the_config(project: Project) -> None:
     project.suite("s.jsonl",
                   talk("ok", ["x"], [{"id": "a", "assert": contains("x")}]),
-                  {"id": "bad", "simulator": {"use": "simm"}, "checkpoints": [{"id": "a", "assert": contains("x")}]})
+                  {"id": "bad", "simulator": {"use": "simm"}, "checkpoints": [{"id": "a", "assert": contains("x")}]},
+                  {"id": "no-connector", "simulator": {"use": "sim", "options": {"connector": "brian"}},
+                   "checkpoints": [{"id": "a", "assert": contains("x")}]},
+                  {"id": "own-connector", "simulator": {"use": "recording-sim", "options": {"connector": "theirs"}},
+                   "checkpoints": [{"id": "a", "assert": contains("x")}]})
     checked = project.run("validate", "-i", "s.jsonl")
     assert checked.code == 2
     assert ("s.jsonl:2: invalid test case: simulator.use: agent 'simm' is not defined in agenttest.yaml "
             "(did you mean 'sim'?)") in checked.stdout
-    assert "1 valid, 1 invalid in 1 file" in checked.stdout
+    assert ("s.jsonl:3: invalid test case: simulator.options.connector: connector 'brian' is not defined in "
+            "agenttest.yaml (did you mean 'brain'?)") in checked.stdout
+    assert "2 valid, 2 invalid in 1 file" in checked.stdout    # a Python simulator may have connectors of its own
 
 
 def test_the_example_conversations_run_with_no_api_key(tmp_path: Path) -> None:

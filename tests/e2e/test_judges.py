@@ -215,7 +215,9 @@ def test_a_bare_judge_id_works_with_a_warning_and_an_unknown_one_is_an_invalid_c
                   {"id": "bare", "input": "say x", "assert": {"type": "agent", "use": "judge", "value": "'x'"}},
                   {"id": "typo", "input": "say x", "assert": {"type": "agent", "use": "agents:juge", "value": "'x'"}},
                   {"id": "wrong-role", "input": "say x", "assert": {"type": "agent", "use": "agents:sim",
-                                                                    "value": "'x'"}})
+                                                                    "value": "'x'"}},
+                  {"id": "no-connector", "input": "say x", "assert": {
+                      "type": "agent", "use": "agents:judge", "value": "'x'", "options": {"connector": "brian"}}})
     result = run(project, brain[1], "-i", "s.jsonl")
     assert result.result("bare")["status"] == "passed"
     assert "⚠ s.jsonl:1: assert.use: 'judge' has no 'agents:' prefix; read as 'agents:judge'" in result.stdout
@@ -229,6 +231,9 @@ def test_a_bare_judge_id_works_with_a_warning_and_an_unknown_one_is_an_invalid_c
     assert checked.code == 2
     assert "warning: s.jsonl:1: assert.use: 'judge' has no 'agents:' prefix" in checked.stdout
     assert "s.jsonl:2: invalid test case: assert.use: agent 'juge' is not defined" in checked.stdout
+    assert ("s.jsonl:4: invalid test case: assert.options.connector: connector 'brian' is not defined in "
+            "agenttest.yaml (did you mean 'brain'?)") in checked.stdout
+    assert result.result("no-connector")["error_kind"] == "invalid"     # found before any judge is asked
 
 
 def test_judge_replies_are_cached_by_request_and_never_hold_the_key(

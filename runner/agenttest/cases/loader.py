@@ -10,7 +10,7 @@ A case's `expected` becomes its one assertion, an `equals` prepared like any oth
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -45,6 +45,7 @@ class Checks:
     agents: Mapping[str, str | None] | None = None
     default_simulator: str | None = None
     root: Path | None = None      # every file a case names must lie inside it (set per suite file)
+    connectors: Collection[str] | None = None     # the config's connectors (None: no config to check against)
 
 
 def load_suite(inputs: list[str], *, cwd: Path, project_dir: Path | None = None, exclude: Iterable[Path] = (),
@@ -280,9 +281,11 @@ def _simulator_id(simulator: SimulatorEntry, checks: Checks, problems: list[str]
         return use
     if simulator.replies is not None:
         problems.append(f"simulator.replies: only for use \"scripted\" (use is {use!r})")
-    problem = _agent_problem(use, "simulator", checks)
+    problem = _agent_problem(use, "simulator", checks) or \
+        _connector_problem(use, simulator.options.connector if simulator.options else None, checks)
     if problem:
-        problems.append(f"simulator.use: {problem}")
+        field = "use" if problem.startswith("agent ") else "options.connector"
+        problems.append(f"simulator.{field}: {problem}")
         return None
     return use
 
@@ -352,6 +355,17 @@ def _cycle(graph: dict[str, list[str]]) -> list[str] | None:
     return None
 
 
+def _connector_problem(agent_id: str | None, connector: Any, checks: Checks) -> str | None:
+    """Why a builtin helper cannot use `connector` (one of the config's, by name), or None. Another agent is left
+    alone: an HTTP agent may take a connector name of its own."""
+    if not agent_id or not isinstance(connector, str) or checks.agents is None or checks.connectors is None:
+        return None
+    if checks.agents.get(agent_id) is None or connector in checks.connectors:
+        return None
+    hint = did_you_mean(connector, checks.connectors) or f" (defined: {', '.join(checks.connectors) or 'none'})"
+    return f"connector {connector!r} is not defined in agenttest.yaml{hint}"
+
+
 def _agent_problem(agent_id: str, role: str, checks: Checks) -> str | None:
     """Why `agent_id` cannot serve as `role` (a `validator` or `simulator`), or None."""
     if checks.agents is None:
@@ -404,6 +418,10 @@ def _prepared_specs(written: Any, key: str, base_dir: Path, checks: Checks, prob
         problem = _agent_problem(spec.helper_agent, "validator", checks) if spec.helper_agent else None
         if problem:
             problems.append(f"{place}.use: {problem}")
+            continue
+        problem = _connector_problem(spec.helper_agent, spec.options.get("connector"), checks)
+        if problem:
+            problems.append(f"{place}.options.connector: {problem}")
             continue
         notes.extend(f"{place}.{warning}" for warning in spec.warnings)
         specs.append(spec)

@@ -24,11 +24,11 @@ DEFAULT_COUNT = 5
 
 def checks_for(project: ProjectConfig, default_simulator: str | None) -> Checks:
     """What cases are checked against: the config's agents (with their builtin roles) and `--simulator`."""
-    agents = None
-    if project.path is not None:
-        agents = {agent_id: settings.builtin if isinstance(settings, BuiltinSettings) else None
-                  for agent_id, settings in project.agents.items()}
-    return Checks(agents=agents, default_simulator=default_simulator)
+    if project.path is None:
+        return Checks(default_simulator=default_simulator)
+    agents = {agent_id: settings.builtin if isinstance(settings, BuiltinSettings) else None
+              for agent_id, settings in project.agents.items()}
+    return Checks(agents=agents, default_simulator=default_simulator, connectors=tuple(project.connectors))
 
 
 def prepare_generators(suite: Suite, pool: AgentPool, cwd: Path, *, build: bool = True) -> None:
