@@ -164,6 +164,10 @@ def test_a_script_generator_gets_the_target_and_its_parameters(project: Project,
                                                      "gen.py:6: no cases today"),
         "scripts:gen.nothing": ("error", "generator", "generator scripts:gen.nothing: what it returned holds no "
                                                       "test cases (an array, or an object with 'cases'): 42")}
+    broken = next(r for r in result.report["results"] if r["id"] == "scripts:gen.broken")
+    assert broken["trace"]["traceback"].splitlines()[1:] == [      # where in the user's code: -v prints it too
+        '  File "gen.py", line 6, in broken', '    raise ValueError("no cases today")', "ValueError: no cases today"]
+    assert "trace" not in next(r for r in result.report["results"] if r["id"] == "scripts:gen.nothing")
     missing = run(project, brain[1], "-i", "scripts:gen.nope")
     assert missing.code == 2
     assert "-i scripts:gen.nope: generator 'nope' is not defined in" in missing.stderr

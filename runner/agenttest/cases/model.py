@@ -109,6 +109,7 @@ class InvalidCase:
     kind: str = "invalid"               # the result's error_kind: `invalid`, or `generator` (it could not write cases)
     source: str | None = None           # the generator input, for generated entries
     target: str | None = None           # the agent its file's cases test, set by the engine
+    traceback: str | None = None        # a generator's: where in the user's code it raised (`trace.traceback`)
 
 
 @dataclass

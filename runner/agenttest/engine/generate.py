@@ -22,7 +22,7 @@ from ..project import ProjectConfig
 from ..threads import call_user
 from ..timeouts import within
 from ..usage import Usage
-from ..user_errors import describe
+from ..user_errors import collecting, describe
 from ..workspace import attachment_root
 from .plan import DEFAULT_COUNT, Entry, resolve_script
 
@@ -38,14 +38,16 @@ async def generate(suite: Suite, pool: AgentPool, target_id: str, *, cwd: Path, 
         started = time.monotonic()
         helpers = HelperCaller(agents=pool, usage=usage, context={**context, "test_id": "generator"},
                                deadline=started + timeout, cache=cache, case=(source.spelled, "(generator)"))
-        try:
-            values = await within(_generated_values(source, target, helpers, cwd, pool.project), timeout)
-        except (HelperError, asyncio.TimeoutError) as exc:   # the message names the generator agent or script
-            message = exc.message if isinstance(exc, HelperError) else \
-                f"generator {source.spelled}: no cases within the timeout ({format_duration(timeout)})"
-            entries[position:position] = [InvalidCase(message, id=source.spelled, kind="generator",
-                                                      source=source.spelled)]
-            continue
+        with collecting() as tracebacks:       # of the user's code: a script generator, a Python generator agent
+            try:
+                values = await within(_generated_values(source, target, helpers, cwd, pool.project), timeout)
+            except (HelperError, asyncio.TimeoutError) as exc:   # the message names the generator agent or script
+                message = exc.message if isinstance(exc, HelperError) else \
+                    f"generator {source.spelled}: no cases within the timeout ({format_duration(timeout)})"
+                entries[position:position] = [InvalidCase(message, id=source.spelled, kind="generator",
+                                                          source=source.spelled,
+                                                          traceback="\n\n".join(dict.fromkeys(tracebacks)) or None)]
+                continue
         values = _at_most(values, source, suite.warnings)
         root = attachment_root(cwd, pool.project.directory if pool.project.path else None)
         entries[position:position] = build_generated(values, source, base_dir=cwd, repo_root=root, checks=checks,

@@ -351,7 +351,7 @@ def invalid_result(entry: InvalidCase) -> CaseResult:
     """An entry that could not become a case, as an `error` result at its line."""
     return CaseResult(id=entry.id or _place(entry), status="error", input=entry.input, error=entry.message,
                       error_kind=entry.kind, file=entry.file, line=entry.line, source=entry.source,
-                      agent_id=entry.target)
+                      agent_id=entry.target, trace={"traceback": entry.traceback} if entry.traceback else None)
 
 
 def skipped_result(entry: Entry, reason: str) -> CaseResult:
