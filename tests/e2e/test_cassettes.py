@@ -244,3 +244,22 @@ def test_a_record_directory_that_cannot_be_one_is_refused_before_any_case_runs(p
         assert run.code == 2, run.stdout + run.stderr
         assert said in run.stderr and "Traceback" not in run.stderr
         assert "► [one]" not in run.stdout                   # refused before any case, not warned of after all
+
+
+def test_a_replay_spends_the_budget_its_recording_spent(project: Project) -> None:
+    project.suite("tests/many.jsonl", *[{"id": f"c{i}", "input": f"x{i}", "assert": {"type": "contains",
+                                                                                     "value": "said"}}
+                                        for i in range(6)])
+    budget = ("--max-tokens", "100", "--parallel", "1")
+    with helper_server(target=_model) as (_, server):
+        recorded = project.run("-i", "tests/many.jsonl", *budget, "--record", "tapes",
+                               env={"BRAIN_URL": server.base_url, "BRAIN_KEY": KEY})
+    replayed = project.run("-i", "tests/many.jsonl", *budget, "--replay", "tapes")
+    priced = project.run("-i", "tests/many.jsonl", "--replay", "tapes", "--run", "c0")
+    for run in (recorded, replayed):
+        summary = run.report["summary"]
+        assert (summary["passed"], summary["skipped"]) == (3, 3), run.stdout
+        assert summary["budget"] == {"max_tokens": 100, "tokens": 120,
+                                     "spent": "budget spent: 120 tokens of --max-tokens 100"}
+    # 30 prompt and 10 completion tokens at $2 and $8 per million, as recorded
+    assert priced.report["summary"]["cost"] == {"total_usd": 0.00014, "target": 0.00014}

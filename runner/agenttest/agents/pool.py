@@ -146,10 +146,10 @@ class AgentPool:
                 from .replay import RecordingAgent
 
                 agent = RecordingAgent(agent, self._cassettes, recorded_config(self.project, agent_id))
-            if self._meter is not None:
-                from .meter import MeteredAgent
+        if self._meter is not None:     # a replayed call is charged what it used when recorded: the same budget
+            from .meter import MeteredAgent
 
-                agent = MeteredAgent(agent, self._meter,
-                                     lambda request: self.price(agent_id, request.options.get("connector")))
+            agent = MeteredAgent(agent, self._meter,
+                                 lambda request: self.price(agent_id, request.options.get("connector")))
         self._agents[agent_id] = agent
         return agent
