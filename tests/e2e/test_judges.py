@@ -275,3 +275,4 @@ def test_a_prompt_file_replaces_the_built_in_prompt(project: Project, brain: tup
     missing = run(project, server, "-i", "s.jsonl")
     assert missing.code == 2
     assert "agents.judge.prompt: prompt file prompts/missing.md not found in" in missing.stderr
+    assert f"Error: {project.root / 'agenttest.yaml'}: agents.judge.prompt: " in missing.stderr  # the file named

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError, UsageError
@@ -138,10 +139,15 @@ class AgentPool:
             context = registry.ProviderContext(config_dir=self.project.directory, pool_size=self._parallel,
                                                retries=self._retries, connectors=self.project.connectors,
                                                connector_override=connector_override)
-            if isinstance(settings, BuiltinSettings):
-                agent = builtin.create(agent_id, settings, context)
-            else:
-                agent = registry.PROVIDERS[settings.provider].create(agent_id, settings, context)
+            try:
+                if isinstance(settings, BuiltinSettings):
+                    agent = builtin.create(agent_id, settings, context)
+                else:
+                    agent = registry.PROVIDERS[settings.provider].create(agent_id, settings, context)
+            except ConfigError as exc:       # `agents.<id>.…: …` is a place in the config file: name it
+                if exc.where.file is None and self.project.path is not None and exc.message.startswith("agents."):
+                    exc.where = replace(exc.where, file=self.project.display_path)
+                raise
             if self._cassettes is not None:
                 from .replay import RecordingAgent
 
