@@ -180,12 +180,12 @@ def _validate(inputs: list[str], config: str | None, simulator: str | None) -> N
         project = load_project(find_config(config, inputs, cwd))
         suite = load_suite(inputs, cwd=cwd, project_dir=project.directory if project.path else None,
                            checks=checks_for(project, simulator))
-        # Helpers are built, never called, so their configuration mistakes show here too — those that need
-        # `${VAR}`s that are not set excepted: validating must work without any secret.
         undefined = undefined_suite_agents((e.file for e in suite.entries), cwd, project,
                                            project.defaults.get("name"))
         if undefined:
             raise UsageError("; ".join(undefined))
+        # Helpers are built, never called, so their configuration mistakes show here too — those that need
+        # `${VAR}`s that are not set excepted: validating must work without any secret.
         pool = AgentPool(project)
         prepare_generators(suite, pool, cwd, build=False)
         for agent_id in helper_agents(suite.entries):

@@ -105,9 +105,12 @@ def test_a_module_that_exits_on_import_is_a_config_error(tmp_path: Path) -> None
 
 def test_a_module_named_like_one_imported_before_says_which_file_was_imported(tmp_path: Path) -> None:
     (tmp_path / "types.py").write_text("def respond(request):\n    return 'mine'\n")
-    with pytest.raises(ConfigError, match=r"'types' is imported from .*/types.py, not from .*/types.py: a module "
+    with pytest.raises(ConfigError, match=r"'types' is imported from .*/types.py, not .*/types.py: a module "
                                           r"of that name was found first \(rename your file\)"):
         make_agent("python", tmp_path, callable="types:respond")
+    (tmp_path / "sys.py").write_text("def respond(request):\n    return 'mine'\n")
+    with pytest.raises(ConfigError, match=r"'sys' is a module built into Python, not .*/sys.py"):
+        make_agent("python", tmp_path, callable="sys:respond")
     (tmp_path / "mine.py").write_text("x = 1\n")
     with pytest.raises(ConfigError, match=r"'mine' has no callable 'respond'"):
         make_agent("python", tmp_path, callable="mine:respond")

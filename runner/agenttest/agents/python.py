@@ -63,9 +63,10 @@ def create(agent_id: str, settings: PythonSettings, ctx: ProviderContext) -> Pyt
     func = getattr(module, func_name, None)
     if not callable(func):
         mine = Path(config_dir, *module_name.split(".")).with_suffix(".py")
-        found = getattr(module, "__file__", None) or "built in"
-        if mine.is_file() and (found == "built in" or Path(found).resolve() != mine.resolve()):
-            raise ConfigError(f"agents.{agent_id}.callable: {module_name!r} is imported from {found}, not from "
-                              f"{mine}: a module of that name was found first (rename your file)")
+        found = getattr(module, "__file__", None)
+        if mine.is_file() and (found is None or Path(found).resolve() != mine.resolve()):
+            where = f"is imported from {found}" if found else "is a module built into Python"
+            raise ConfigError(f"agents.{agent_id}.callable: {module_name!r} {where}, not {mine}: a module of "
+                              "that name was found first (rename your file)")
         raise ConfigError(f"agents.{agent_id}.callable: {module_name!r} has no callable {func_name!r}")
     return PythonAgent(agent_id, func)

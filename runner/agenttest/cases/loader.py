@@ -281,11 +281,13 @@ def _simulator_id(simulator: SimulatorEntry, checks: Checks, problems: list[str]
         return use
     if simulator.replies is not None:
         problems.append(f"simulator.replies: only for use \"scripted\" (use is {use!r})")
-    problem = _agent_problem(use, "simulator", checks) or \
-        _connector_problem(use, simulator.options.connector if simulator.options else None, checks)
+    problem = _agent_problem(use, "simulator", checks)
     if problem:
-        field = "use" if problem.startswith("agent ") else "options.connector"
-        problems.append(f"simulator.{field}: {problem}")
+        problems.append(f"simulator.use: {problem}")
+        return None
+    problem = _connector_problem(use, simulator.options.connector if simulator.options else None, checks)
+    if problem:
+        problems.append(f"simulator.options.connector: {problem}")
         return None
     return use
 
