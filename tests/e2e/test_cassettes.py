@@ -238,8 +238,10 @@ def test_merged_shards_add_up_what_each_spent_of_the_budget(project: Project) ->
 def test_a_record_directory_that_cannot_be_one_is_refused_before_any_case_runs(project: Project) -> None:
     project.suite("tests/s.jsonl", {"id": "one", "input": "x"})
     (project.root / "notes.txt").write_text("a file\n")
+    (project.root / "dangling").symlink_to(project.root / "nowhere" / "tapes")
     for where, said in (("notes.txt", "Directory 'notes.txt' is a file"),
-                        ("notes.txt/tapes", "--record notes.txt/tapes: ")):
+                        ("notes.txt/tapes", "--record notes.txt/tapes: "),
+                        ("dangling", "--record dangling: cannot create the directory: a symlink to nothing")):
         run = project.run("-i", "tests/s.jsonl", "--record", where)
         assert run.code == 2, run.stdout + run.stderr
         assert said in run.stderr and "Traceback" not in run.stderr

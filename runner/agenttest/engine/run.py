@@ -104,6 +104,11 @@ def _cassettes(config: RunConfig) -> Cassettes | None:
     blocking = next((p for p in (directory, *directory.parents) if p.exists()), None)
     if blocking is not None and not blocking.is_dir():    # found now, not after every case has run
         raise UsageError(f"--record {options.record}: {blocking} is a file, not a directory")
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:     # a dangling symlink, no permission, a read-only file system
+        why = "a symlink to nothing" if directory.is_symlink() else exc.strerror or str(exc)
+        raise UsageError(f"--record {options.record}: cannot create the directory: {why}") from None
     return Cassettes(directory, options.record, cwd=config.cwd, root=repository_root(config.cwd))
 
 
