@@ -350,3 +350,29 @@ def test_a_hook_module_out_of_the_repository_is_invalid_for_validate_and_run(tmp
     assert (yao["status"], yao["error_kind"]) == ("error", "invalid"), yao      # SPEC §11: not a failed hook
     assert "agent_test.py is outside the repository" in yao["error"]
     assert not (project.root / "LOADED").exists() and not (tmp_path / "LOADED").exists()
+
+
+def test_huge_ids_names_tags_and_script_values_keep_every_artifact_small_and_whole(project: Project) -> None:
+    project.write("checks.py", """
+        def bigint(output, **_):
+            return {"pass": False, "message": "m", "extra": 10**5000}
+        """)
+    long = "i" * 300_000
+    project.suite("s.jsonl", {"id": long, "name": "n" * 300_000, "tags": ["t" * 300_000], "input": "x",
+                              "assert": {"type": "contains", "value": "ok"}},
+                  {"id": "script-int", "input": "x", "assert": {"type": "script", "script": "checks.bigint"}})
+    run = project.run("-i", "s.jsonl")
+    assert run.code == 1, run.stdout + run.stderr             # a failed case, not a run that lost its report
+    results = run.report["results"]
+    big = results[0]
+    assert big["status"] == "passed" and big["id"].endswith("… [cut: 300,000 characters in all]")
+    assert big["name"].endswith(" characters in all]") and big["tags"][0].endswith(" characters in all]")
+    script = results[1]
+    assert script["status"] == "failed"
+    assert "returned a value that holds an integer of more than 4,300 digits" in script["assertions"][0]["message"]
+    out = project.root / "agenttest-results"
+    assert sorted(p.name for p in out.iterdir()) == ["ctrf.json", "events.jsonl", "junit.xml", "report.json",
+                                                     "summary.md"]
+    for name in ("report.json", "events.jsonl", "junit.xml", "ctrf.json", "summary.md"):
+        assert (out / name).stat().st_size < 400_000, name
+    assert len((out / "events.jsonl").read_text().splitlines()) == 4       # start, two results, summary

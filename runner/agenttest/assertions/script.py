@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
+from ..bounds import from_python
 from ..errors import HookError, SuiteError
 from ..refs import resolve_callable
 from ..user_errors import describe
@@ -56,6 +57,10 @@ async def script(spec: AssertionSpec, ctx: EvalContext) -> Verdict:
     except Exception as exc:  # the user's code failing is a failed assertion, not a crash of the run
         return Verdict(False, f"script execution failed: {target.ref} raised {describe(exc)}",
                        expected=spec.value)
+    try:
+        returned = from_python(returned)    # what no artifact could write must not reach the report
+    except ValueError as exc:
+        return Verdict(False, f"script {target.ref} returned a value that {exc}", expected=spec.value)
     if isinstance(returned, bool):
         message = "script assertion passed" if returned else "script assertion failed"
         return Verdict(returned, message, expected=spec.value, actual=returned)

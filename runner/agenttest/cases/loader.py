@@ -19,7 +19,7 @@ from pydantic import ValidationError
 
 from .. import assertions as _register_assertion_types  # noqa: F401  (importing the package fills the registry)
 from ..assertions.base import REGISTRY, AssertionSpec, json_type, known_types, prepare_assertion
-from ..bounds import TOO_DEEP, too_deep
+from ..bounds import TOO_DEEP, stored, too_deep
 from ..errors import SuiteError
 from ..hints import closest, did_you_mean
 from ..refs import reference_problem
@@ -159,7 +159,7 @@ def _known_id_and_input(value: Any) -> tuple[str | None, Any]:
     if not isinstance(value, dict):
         return None, None
     case_id = value.get("id")
-    return (case_id if isinstance(case_id, str) and case_id else None), value.get("input")
+    return (stored(case_id) if isinstance(case_id, str) and case_id else None), value.get("input")
 
 
 def build_case(value: Any, *, file: str | None, line: int | None, base_dir: Path, repo_root: Path,
@@ -219,12 +219,14 @@ def build_case(value: Any, *, file: str | None, line: int | None, base_dir: Path
         place = f"{file}:{line}" if file else where or entry.id
         warnings.extend(f"{place}: {note}" for note in notes)
     return Case(
-        id=entry.id, input=entry.input, messages=messages, assertions=specs, expected=entry.expected,
-        has_expected="expected" in entry.model_fields_set, name=entry.name,
+        # id, name and tags reach every artifact as they are: stored capped, as any untrusted value (SPEC §11)
+        id=stored(entry.id), input=entry.input, messages=messages, assertions=specs, expected=entry.expected,
+        has_expected="expected" in entry.model_fields_set, name=stored(entry.name),
         options={k: v for k, v in value.get("options", {}).items() if v is not None} if entry.options else {},
         user=entry.user, team=entry.team, metadata=entry.metadata, skip=entry.skip_reason,
-        timeout=entry.timeout_seconds, before=entry.before, after=entry.after, tags=list(entry.tags or []),
-        file=file, line=line, base_dir=base_dir, written=value if text is None else text, conversation=conversation,
+        timeout=entry.timeout_seconds, before=entry.before, after=entry.after,
+        tags=[stored(tag) for tag in entry.tags or []], file=file, line=line, base_dir=base_dir,
+        written=value if text is None else text, conversation=conversation,
     )
 
 
