@@ -49,7 +49,8 @@ def reference_problem(ref: str, what: str = "function", search_dirs: Iterable[Pa
     its shape, and whether the first file it names in `search_dirs` is one the suite may not read (checked when a
     suite is read, so `validate` finds it)."""
     ref = ref.strip()
-    if "." not in ref or ref.startswith(".") or ref.endswith("."):
+    module, _, func = ref.rpartition(".")
+    if not func or "" in module.replace("\\", "/").replace(".", "/").split("/"):     # `a..b`, `.b`, `a.`, `b`
         return f"{what} reference {ref!r} must look like module.function (e.g. env_test.Before)"
     try:
         _found(ref, _unique(search_dirs), what, root)

@@ -148,6 +148,8 @@ def test_negate(check: Check, suite_dir: Path) -> None:
     ({}, "script assertion requires a script name"),
     ({"use": "agents:judge"}, "script assertion 'use' must start with 'scripts:'"),
     ({"script": "nomodule"}, "script reference 'nomodule' must look like module.function"),
+    ({"script": "checks..func"}, r"script reference 'checks\.\.func' must look like module.function"),
+    ({"script": "checks/.func"}, r"script reference 'checks/\.func' must look like module.function"),
     ({"script": "missing.func"}, "script 'missing.func': no missing.py found"),
     ({"script": "checks.nope"}, "script 'nope' is not defined in"),
     ({"script": "checks.NOT_CALLABLE"}, "script 'NOT_CALLABLE' in .* is not callable"),
