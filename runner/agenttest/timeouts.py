@@ -15,8 +15,12 @@ if sys.version_info >= (3, 11):
 
         `asyncio.wait_for` on 3.11 runs the awaitable in a task of its own, with a timer: ~25 µs on the project's
         machine, paid on every agent call. `asyncio.timeout` cancels the task already running instead, which is
-        what wait_for itself does from 3.12."""
-        async with asyncio.timeout(seconds):
-            return await awaitable
+        what wait_for itself does from 3.12. An awaitable that swallows its cancellation and returns late has
+        still run out of time: TimeoutError too."""
+        async with asyncio.timeout(seconds) as scope:
+            result = await awaitable
+        if scope.expired():
+            raise TimeoutError
+        return result
 else:
     within = asyncio.wait_for
