@@ -259,6 +259,34 @@ def test_broken_streams_are_agent_errors(tmp_path: Path, events: list[str], cut:
     assert caught.value.message.startswith(message.replace("{url}", server.endpoint))
 
 
+def test_stream_tool_calls_without_an_index_are_told_apart_by_their_ids(tmp_path: Path) -> None:
+    # Gemini's OpenAI-compatible API: each call whole, in a chunk of its own, with no `index`.
+    events = [chunk({"role": "assistant", "tool_calls": [
+                  {"id": "c1", "type": "function", "function": {"name": "create_expense", "arguments": "{}"}}]}),
+              chunk({"tool_calls": [
+                  {"id": "c2", "type": "function", "function": {"name": "lookup", "arguments": '{"a": '}}]}),
+              chunk({"tool_calls": [{"function": {"arguments": "1}"}}]}),      # the last call, continued
+              chunk({}, "tool_calls")]
+    with ScriptedServer("/v1/chat/completions", sse_reply(events)) as server:
+        response = call_one(make_agent("openai", tmp_path, base_url=server.url("/v1"), model="m", stream=True))
+    assert [(c.id, c.name, c.arguments) for c in response.tool_calls] == [("c1", "create_expense", {}),
+                                                                         ("c2", "lookup", {"a": 1})]
+
+
+def test_an_error_event_or_a_byte_order_mark_in_a_stream(tmp_path: Path) -> None:
+    errored = [chunk({"content": "partial answer"}), "event: error\ndata: {\"message\": \"overloaded\"}\n\n",
+               chunk({}, "stop")]
+    with ScriptedServer("/v1/chat/completions", sse_reply(errored)) as server, \
+            pytest.raises(AgentCallError) as caught:
+        call_one(make_agent("openai", tmp_path, base_url=server.url("/v1"), model="m", stream=True))
+    assert caught.value.message == (f"error event in the stream from {server.endpoint}: "
+                                    '{"message": "overloaded"}')
+    marked = ["\ufeff" + chunk({"content": "first "}), chunk({"content": "second"}, "stop")]
+    with ScriptedServer("/v1/chat/completions", sse_reply(marked)) as server:
+        response = call_one(make_agent("openai", tmp_path, base_url=server.url("/v1"), model="m", stream=True))
+    assert response.content == "first second"            # the BOM (ASP.NET writes one) is not part of a line
+
+
 def test_stream_without_done_is_complete_when_finished(tmp_path: Path) -> None:
     events = [chunk({"role": "assistant", "content": "Hi"}), chunk({}, "stop")]
     with ScriptedServer("/v1/chat/completions", sse_reply(events)) as server:

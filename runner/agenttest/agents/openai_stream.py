@@ -48,7 +48,7 @@ class StreamAssembler:
                 self._add_call_piece(piece, position)
 
     def _add_call_piece(self, piece: dict[str, Any], position: int) -> None:
-        index = piece.get("index") if isinstance(piece.get("index"), int) else position
+        index = piece.get("index") if isinstance(piece.get("index"), int) else self._unindexed(piece, position)
         call = self.calls.setdefault(index, {"id": "", "name": "", "arguments": ""})
         function = piece.get("function") if isinstance(piece.get("function"), dict) else {}
         # Ids and names arrive whole in the first piece (some servers repeat them); arguments arrive in pieces.
@@ -58,6 +58,18 @@ class StreamAssembler:
             call["name"] = str(function["name"])
         if isinstance(function.get("arguments"), str):
             call["arguments"] += function["arguments"]
+
+    def _unindexed(self, piece: dict[str, Any], position: int) -> int:
+        """Where a piece without `index` goes (Gemini's OpenAI-compatible API sends each call whole, in chunks of
+        its own, with no index): a piece with an id is the call of that id, or a new call; one without continues
+        the last call (the first: the position-th)."""
+        ident = piece.get("id")
+        if ident:
+            for index, call in self.calls.items():
+                if call["id"] == str(ident):
+                    return index
+            return max(self.calls, default=-1) + 1
+        return max(self.calls) if self.calls else position
 
     def completion(self) -> dict[str, Any]:
         """The assembled reply in the non-streaming shape."""
@@ -82,6 +94,8 @@ async def read_stream(response: aiohttp.ClientResponse, shown: str) -> dict[str,
     assembler = StreamAssembler()
     done = False
     async for event in iter_sse(response):
+        if event.event == "error":
+            raise AgentCallError(f"error event in the stream from {shown}: {snippet(event.data)}")
         if event.data.strip() == "[DONE]":
             done = True
             break

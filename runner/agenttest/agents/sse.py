@@ -52,7 +52,7 @@ class _SSEParser:
 async def iter_sse(response: aiohttp.ClientResponse) -> AsyncIterator[SSEEvent]:
     """Events of a text/event-stream reply, whatever its line endings (\\n, \\r\\n or \\r, even split across
     network chunks). A last event without its closing blank line is still dispatched."""
-    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    decoder = codecs.getincrementaldecoder("utf-8-sig")(errors="replace")     # a leading BOM is no data
     parser = _SSEParser()
     pending = ""
     async for chunk in response.content.iter_any():
