@@ -137,6 +137,14 @@ def test_sse_json_events_through_the_mapping(server: ScriptedServer, tmp_path: P
     assert server.headers[0]["Accept"] == "text/event-stream"
 
 
+def test_the_users_accept_header_in_any_spelling_wins_over_the_streams(server: ScriptedServer,
+                                                                       tmp_path: Path) -> None:
+    server.enqueue(sse_reply(["data: hi\n\n"]))
+    call_one(agent(server, tmp_path, stream="sse", headers={"accept": "text/event-stream, application/json"}))
+    sent = [value for name, value in server.headers[0].items() if name.lower() == "accept"]
+    assert sent == ["text/event-stream, application/json"]
+
+
 def test_sse_plain_text_chunks_are_appended(server: ScriptedServer, tmp_path: Path) -> None:
     server.enqueue(sse_reply(["data: Hello\n\n", "data: , \n\n", "data: world\ndata: again\n\n"]))
     assert call_one(agent(server, tmp_path, stream="sse")).content == "Hello, world\nagain"

@@ -36,8 +36,8 @@ class HttpAgent:
         self._url = settings.url
         self._method = settings.method
         self._headers = dict(settings.headers)
-        if settings.stream == "sse":
-            self._headers.setdefault("Accept", "text/event-stream")
+        if settings.stream == "sse" and not any(name.lower() == "accept" for name in self._headers):
+            self._headers["Accept"] = "text/event-stream"      # unless the user's own (any spelling) says otherwise
         self._body = settings.body
         self._paths = paths
         self._transport = transport
