@@ -4,6 +4,9 @@ failure, not after a timeout — even when the agent itself already exited."""
 from __future__ import annotations
 
 import asyncio
+import gc
+import os
+import signal
 import sys
 import textwrap
 from pathlib import Path
@@ -38,6 +41,9 @@ elif mode == "fails":
     sys.exit(3)
 elif mode == "hangs":
     start_child()
+    time.sleep(60)
+elif mode == "escapes":            # a child in a session of its own, holding stdout: no group kill reaches it
+    start_child(start_new_session=True)
     time.sleep(60)
 elif mode == "json-string":
     print(json.dumps("a bare string"))
@@ -95,6 +101,24 @@ def test_the_agent_and_its_child_are_killed_on_timeout(tmp_path: Path, pid_file:
     with pytest.raises(asyncio.TimeoutError):
         call_within(exec_agent(tmp_path, pid_file), request("hangs"), 1)
     assert_dies(int(pid_file.read_text()))
+
+
+def test_a_timed_out_call_leaves_no_unread_error_for_asyncio_to_log(tmp_path: Path, pid_file: Path) -> None:
+    agent = exec_agent(tmp_path, pid_file)
+    logged: list[str] = []
+
+    async def main() -> None:
+        asyncio.get_running_loop().set_exception_handler(lambda loop, context: logged.append(context["message"]))
+        with pytest.raises(asyncio.TimeoutError):     # cancelled while its reads of stdout are still pending
+            await asyncio.wait_for(agent.call(request("escapes")), 1)
+        await asyncio.sleep(0.1)
+        gc.collect()                     # a future never read says so when it is collected
+
+    try:
+        asyncio.run(main())
+    finally:
+        os.kill(int(pid_file.read_text()), signal.SIGKILL)
+    assert logged == []                  # it was "_GatheringFuture exception was never retrieved"
 
 
 @pytest.mark.parametrize(("mode", "content"), [("json-string", "a bare string"), ("plain", "  just text")])

@@ -113,7 +113,14 @@ async def _exchange(proc: asyncio.subprocess.Process, exited: asyncio.Future[Non
         return stdout, stderr
     finally:
         feeding.cancel()
-        reads.cancel()
+        if not reads.done():
+            reads.cancel()    # a cancelled gather ends holding a CancelledError: taken, or asyncio logs it unread
+            reads.add_done_callback(_taken)
+
+
+def _taken(future: asyncio.Future[Any]) -> None:
+    if not future.cancelled():
+        future.exception()
 
 
 def _kill_group(proc: asyncio.subprocess.Process) -> None:
