@@ -91,17 +91,18 @@ def read_settings(environ: Mapping[str, str]) -> ActionSettings:
     suites = _lines(inputs.get("input"))
     if not suites:
         raise UsageError("input: required (a suite file, directory or glob; one per line)")
-    for suite in suites:        # always a path (SPEC §2): a mistyped one must not run as a chat message
-        try:
-            sources(suite, cwd, message=False)
-        except UsageError as exc:
-            raise UsageError(f"input: {str(exc).removeprefix('-i ')}") from None
     values: dict[str, Any] = {"input": suites}
     for name, (key, kind) in OPTION_INPUTS.items():
         if inputs.get(name) is not None:
             values[key] = _convert(name, inputs[name], kind)
     if inputs.get("args"):
         values.update(parse_args(suites, inputs["args"]))
+    for suite in values["input"]:    # always a path (SPEC §2), an `-i` in `args` too: never a chat message
+        try:
+            sources(suite, cwd, message=False)
+        except UsageError as exc:
+            named = "input" if suite in suites else "args"
+            raise UsageError(f"{named}: {str(exc).removeprefix('-i ')}") from None
     fail_on = (inputs.get("fail-on") or "failure").lower()
     if fail_on not in FAIL_ON:
         raise UsageError(f"fail-on: {inputs['fail-on']!r} is not one of {', '.join(FAIL_ON)}")

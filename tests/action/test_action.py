@@ -227,6 +227,7 @@ def test_job_summary_false_leaves_the_step_summary_alone(workspace: Path) -> Non
     # always a path (SPEC §2): a mistyped name is not sent as a chat message that passes
     ({"input": "evalz"}, "input: evalz: no such file or directory"),
     ({"input": "evals/suite.jsonl\nsuite"}, "input: suite: no such file or directory"),
+    ({"input": "evals/suite.jsonl", "args": "-i evalz"}, "args: evalz: no such file or directory"),
 ])
 def test_bad_inputs_fail_with_one_error_line(workspace: Path, inputs: dict[str, str], message: str) -> None:
     step = run_action(workspace, inputs)
