@@ -65,6 +65,14 @@ def test_a_duplicate_id_in_a_baseline_is_the_first_of_them() -> None:
     assert [(c["id"], c["was"]) for c in comparison["regressions"]] == [("a", "passed")]
 
 
+def test_what_a_baseline_holds_is_stored_capped_like_any_value() -> None:
+    huge = {**result("r" * 3_000_000, "failed"), "error": "e" * 3_000_000}
+    comparison = compare(report(result("a", "passed")), report(huge), path="b.json")
+    removed = comparison["removed"][0]
+    assert len(removed["id"]) < 40_000 and removed["id"].endswith("… [cut: 3,000,000 characters in all]")
+    assert len(removed["error"]) < 40_000
+
+
 def test_a_case_whose_suite_file_moved_is_the_same_case() -> None:
     baseline = report(result("a", "passed", "old/s.jsonl"), result("b", "passed", "old/s.jsonl"),
                       result("x", "passed", "one.jsonl"), result("x", "passed", "two.jsonl"))

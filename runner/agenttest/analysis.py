@@ -10,6 +10,7 @@ import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from .bounds import stored
 from .errors import EXIT_FAILED, EXIT_OK
 from .results import CaseResult
 from .usage import Usage
@@ -213,7 +214,8 @@ def _entry(result: Mapping[str, Any], old: Mapping[str, Any] | None) -> dict[str
             entry["moved_from"] = old["moved_from"]
     if result.get("error"):
         entry["error"] = result["error"]
-    return entry
+    # A removed case's fields come from the baseline file, whatever it holds: stored capped (SPEC §11).
+    return {key: stored(value) for key, value in entry.items()}
 
 
 def _change(result: Mapping[str, Any], old: Mapping[str, Any]) -> dict[str, Any] | None:
