@@ -240,5 +240,9 @@ def _reason(error: BaseException | None) -> str:
 
 
 def _describe(exc: BaseException) -> str:
-    text = str(exc).strip()
+    """What went wrong, on one line. A reply aiohttp could not parse comes as a ClientResponseError whose status
+    (400) is aiohttp's own, not the server's: only its message is said."""
+    if isinstance(exc, aiohttp.ClientResponseError) and exc.message:
+        return mask(without_user_info(" ".join(str(exc.message).split())))
+    text = " ".join(str(exc).split())
     return mask(without_user_info(f"{type(exc).__name__}: {text}" if text else type(exc).__name__))
