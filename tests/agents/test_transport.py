@@ -317,3 +317,45 @@ def test_a_url_shown_before_a_secret_was_registered_is_masked_after() -> None:
     assert display_url(url) == url
     register_secret("sk-late-registered-0002")
     assert display_url(url) == "https://example.com/v1/***/chat"
+
+
+def test_a_redirect_that_turns_the_post_into_a_get_is_an_error_not_a_silent_get() -> None:
+    async def moved(request: web.Request) -> web.StreamResponse:
+        raise web.HTTPFound("/elsewhere")
+
+    async def elsewhere(request: web.Request) -> web.StreamResponse:
+        return web.json_response({"method": request.method})
+
+    async def kept(request: web.Request) -> web.StreamResponse:
+        raise web.HTTPPermanentRedirect("/echo")              # 308 keeps the method and the body
+
+    async def echo(request: web.Request) -> web.StreamResponse:
+        return web.json_response({"method": request.method, "body": await request.json()})
+
+    async def run() -> tuple[AgentCallError, Any]:
+        app = web.Application()
+        app.router.add_route("*", "/chat", moved)
+        app.router.add_route("*", "/elsewhere", elsewhere)
+        app.router.add_route("*", "/keep", kept)
+        app.router.add_route("*", "/echo", echo)
+        runner = web.AppRunner(app)
+        await runner.setup()
+        site = web.TCPSite(runner, "127.0.0.1", 0)
+        await site.start()
+        port = runner.addresses[0][1]
+        client = HttpTransport(pool_size=1, retries=2)
+        try:
+            with pytest.raises(AgentCallError) as caught:
+                async with client.send(f"http://127.0.0.1:{port}/chat", {"q": 1}, {}, None):
+                    pass
+            async with client.send(f"http://127.0.0.1:{port}/keep", {"q": 1}, {}, None) as response:
+                followed = await response.json()
+            return caught.value, followed
+        finally:
+            await client.aclose()
+            await runner.cleanup()
+
+    error, followed = asyncio.run(run())
+    assert error.kind == "agent" and "redirected the POST (HTTP 302) to " in error.message
+    assert error.message.endswith("/elsewhere as a GET, without its body: set the agent's URL to where it points")
+    assert followed == {"method": "POST", "body": {"q": 1}}

@@ -105,6 +105,11 @@ class HttpTransport:
             except aiohttp.ClientError as exc:
                 fault = _connection_fault(exc, shown)
             else:
+                if response.history and response.method != method:     # a 301/302/303 turned the POST into a GET
+                    response.release()
+                    raise _Fault(f"{shown} redirected the {method} (HTTP {response.history[0].status}) to "
+                                 f"{display_url(str(response.url))} as a {response.method}, without its body: set "
+                                 "the agent's URL to where it points", "agent", retryable=False).error(attempts)
                 if response.status < 400:
                     try:
                         yield response
