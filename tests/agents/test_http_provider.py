@@ -4,6 +4,7 @@ JSON, plain text or server-sent events back, and every fault as a verdict."""
 from __future__ import annotations
 
 import json
+import socket
 from pathlib import Path
 from typing import Any
 
@@ -254,9 +255,24 @@ def test_proxy_from_the_environment_is_used(server: ScriptedServer, tmp_path: Pa
     """HTTP_PROXY is honoured (looked up once per origin): the request for an unresolvable host reaches the proxy."""
     for name in ("NO_PROXY", "no_proxy", "http_proxy", "HTTPS_PROXY", "https_proxy"):
         monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("HTTP_PROXY", server.endpoint.rsplit("/", 1)[0])
+    monkeypatch.setenv("HTTP_PROXY", server.endpoint.rsplit("/", 1)[0].replace("http://", "http://pu:pw@"))
     server.enqueue(json_reply({"content": "via proxy"}), json_reply({"content": "again"}))
     proxied = make_agent("http", tmp_path, url="http://agent.invalid/chat", retries=0)
     responses = call(proxied, request("one"), request("two"))
     assert [r.content for r in responses] == ["via proxy", "again"]
     assert len(server.requests) == 2
+    assert server.headers[0]["Proxy-Authorization"] == "Basic cHU6cHc="        # pu:pw, as the proxy needs it
+
+
+def test_a_proxy_out_of_reach_is_named_not_the_agent(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("NO_PROXY", "no_proxy", "http_proxy", "HTTPS_PROXY", "https_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    with socket.socket() as probe:          # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    monkeypatch.setenv("HTTP_PROXY", f"http://puser:ppass1234@127.0.0.1:{port}")
+    with pytest.raises(AgentCallError) as caught:
+        call(make_agent("http", tmp_path, url="http://agent.internal:8080/chat", retries=0), request("one"))
+    assert caught.value.kind == "infra"
+    assert caught.value.message == (f"cannot connect to the proxy http://127.0.0.1:{port} for "
+                                    "http://agent.internal:8080/chat: Connection refused")

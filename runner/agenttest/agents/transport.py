@@ -100,8 +100,12 @@ class HttpTransport:
             try:
                 proxy, proxy_auth = self._proxy(url)
                 tls = tls_context() if url[:6].lower() == "https:" or (proxy and proxy.scheme == "https") else True
+                # The proxy's credentials as a header: aiohttp deprecates `proxy_auth` (gone in aiohttp 4).
+                proxy_headers = {"Proxy-Authorization": proxy_auth.encode()} if proxy_auth is not None else None
                 response = await self._client().request(method, url, data=data, headers=headers, proxy=proxy,
-                                                        proxy_auth=proxy_auth, ssl=tls)
+                                                        proxy_headers=proxy_headers, ssl=tls)
+            except aiohttp.ClientProxyConnectionError as exc:    # the proxy, not the agent, is out of reach
+                fault = _connection_fault(exc, f"the proxy {display_url(str(proxy))} for {shown}")
             except aiohttp.ClientError as exc:
                 fault = _connection_fault(exc, shown)
             else:
