@@ -100,10 +100,10 @@ class HttpTransport:
             try:
                 proxy, proxy_auth = self._proxy(url)
                 tls = tls_context() if url[:6].lower() == "https:" or (proxy and proxy.scheme == "https") else True
-                # The proxy's credentials as a header: aiohttp deprecates `proxy_auth` (gone in aiohttp 4).
-                proxy_headers = {"Proxy-Authorization": proxy_auth.encode()} if proxy_auth is not None else None
+                # `proxy_auth`, though aiohttp 3.14 deprecates it: its `proxy_headers` replacement reaches only a
+                # CONNECT tunnel, so a plain http:// request through the proxy would go without its credentials.
                 response = await self._client().request(method, url, data=data, headers=headers, proxy=proxy,
-                                                        proxy_headers=proxy_headers, ssl=tls)
+                                                        proxy_auth=proxy_auth, ssl=tls)
             except aiohttp.ClientProxyConnectionError as exc:    # the proxy, not the agent, is out of reach
                 fault = _connection_fault(exc, f"the proxy {display_url(str(proxy))} for {shown}")
             except aiohttp.ClientError as exc:
