@@ -11,8 +11,10 @@ from typing import Any
 
 import openai
 import pytest
+from aiohttp import web
 
 from agenttest.agents.openai_chat import chat_messages
+from agenttest.agents.openai_stream import FINISHED_GRACE
 from agenttest.agents.registry import ConnectorSettings
 from agenttest.errors import AgentCallError, ConfigError
 from fakes.openai_server import FakeOpenAI, chat_request_problems, completion
@@ -285,6 +287,26 @@ def test_an_error_event_or_a_byte_order_mark_in_a_stream(tmp_path: Path) -> None
     with ScriptedServer("/v1/chat/completions", sse_reply(marked)) as server:
         response = call_one(make_agent("openai", tmp_path, base_url=server.url("/v1"), model="m", stream=True))
     assert response.content == "first second"            # the BOM (ASP.NET writes one) is not part of a line
+
+
+def test_a_finished_stream_held_open_is_read_to_its_finish_not_to_the_timeout(tmp_path: Path) -> None:
+    async def held(request: web.Request, body: Any) -> web.StreamResponse:
+        response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await response.prepare(request)
+        for piece in (chunk({"role": "assistant", "content": "done"}), chunk({}, "stop"),
+                      "data: " + json.dumps({"choices": [], "usage": {"prompt_tokens": 3, "completion_tokens": 1,
+                                                                      "total_tokens": 4}}) + "\n\n"):
+            await response.write(piece.encode())
+        await asyncio.sleep(30)          # complete, but neither [DONE] nor the end of the stream comes
+        return response
+
+    with ScriptedServer("/v1/chat/completions", held) as server:
+        started = time.monotonic()
+        response = call_one(make_agent("openai", tmp_path, base_url=server.url("/v1"), model="m", stream=True))
+        waited = time.monotonic() - started
+    assert (response.content, response.finish_reason) == ("done", "stop")
+    assert response.usage == {"prompt_tokens": 3, "completion_tokens": 1, "total_tokens": 4}   # read in the grace
+    assert waited < FINISHED_GRACE + 5, waited
 
 
 def test_stream_without_done_is_complete_when_finished(tmp_path: Path) -> None:

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import TYPE_CHECKING, Any
 
 from ..errors import AgentCallError
 from .openai_chat import raise_error_object
 from .replies import snippet
-from .sse import iter_sse
+from .sse import SSEEvent, iter_sse
 
 if TYPE_CHECKING:
     import aiohttp
@@ -88,26 +89,48 @@ class StreamAssembler:
         return reply
 
 
+FINISHED_GRACE = 2.0     # seconds a stream is read after its finish_reason: for the usage chunk and `[DONE]`
+
+
 async def read_stream(response: aiohttp.ClientResponse, shown: str) -> dict[str, Any]:
     """The completion a text/event-stream reply carries, up to `[DONE]` (or the end of the stream once a
-    finish_reason came). Raises AgentCallError for a bad chunk, an error event or a stream cut short."""
+    finish_reason came; a server that then holds the stream open is waited for FINISHED_GRACE seconds at most).
+    Raises AgentCallError for a bad chunk, an error event or a stream cut short."""
     assembler = StreamAssembler()
     done = False
-    async for event in iter_sse(response):
-        if event.event == "error":
-            raise AgentCallError(f"error event in the stream from {shown}: {snippet(event.data)}")
-        if event.data.strip() == "[DONE]":
-            done = True
-            break
-        try:
-            chunk = json.loads(event.data)
-        except ValueError:
-            raise AgentCallError(f"invalid JSON in the event stream from {shown}: {snippet(event.data)}") from None
-        if not isinstance(chunk, dict):
-            raise AgentCallError(f"unexpected event in the stream from {shown}: {snippet(event.data)}")
-        raise_error_object(chunk, shown)
-        assembler.add(chunk)
+    events = iter_sse(response)
+    try:
+        while True:
+            try:
+                if assembler.finish_reason is None:
+                    event = await anext(events)
+                else:
+                    event = await asyncio.wait_for(anext(events), FINISHED_GRACE)
+            except (StopAsyncIteration, asyncio.TimeoutError):
+                break
+            if _take(event, assembler, shown):
+                done = True
+                break
+    finally:
+        await events.aclose()
     if not done and assembler.finish_reason is None:
         raise AgentCallError(f"the event stream from {shown} ended before the reply was complete "
                              "(no finish_reason, no [DONE])")
     return assembler.completion()
+
+
+def _take(event: SSEEvent, assembler: StreamAssembler, shown: str) -> bool:
+    """Add one event to the completion; True when it is `[DONE]`."""
+    if event.event == "error":
+        raise AgentCallError(f"error event in the stream from {shown}: {snippet(event.data)}")
+    if event.data.strip() == "[DONE]":
+        return True
+    try:
+        chunk = json.loads(event.data)
+    except ValueError:
+        raise AgentCallError(f"invalid JSON in the event stream from {shown}: {snippet(event.data)}") from None
+    if not isinstance(chunk, dict):
+        raise AgentCallError(f"unexpected event in the stream from {shown}: {snippet(event.data)}")
+    raise_error_object(chunk, shown)
+    assembler.add(chunk)
+    return False
