@@ -310,6 +310,13 @@ def test_before_all_failure_exits_2_and_still_reports(project: Project) -> None:
     assert run.report["results"][0]["status"] == "skipped"
     assert run.report["results"][0]["error"] == "not run: BeforeAll failed"
     assert not calls.exists()
+    where = ['Traceback (most recent call last, user code only):', '  File "env_test.py", line 2, in BeforeAll',
+             '    raise RuntimeError("no database")', 'RuntimeError: no database']
+    assert run.report["trace"]["traceback"].splitlines() == where          # as a case's user code keeps it
+    assert "Traceback" not in run.stdout
+    verbose = project.run("-i", "suite.jsonl", "--before", "env_test.BeforeAll", "-v")
+    assert [f"    │  {line}" for line in where] == [
+        line for line in verbose.stdout.splitlines() if line.startswith("    │  ")]
 
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])

@@ -38,6 +38,7 @@ from ..report.reporters import build_reporters
 from ..results import CaseResult, Summary
 from ..timeouts import within
 from ..usage import Usage
+from ..user_errors import collecting
 from ..workspace import repository_root
 from .case_runner import AFTER_HOOK_GRACE, RunServices, base_result, case_dict, result_dict
 from .context import RunContext
@@ -179,7 +180,7 @@ async def _run_suite(config: RunConfig, suite: Suite, pool: AgentPool, checks: C
     errors: list[str] = []
     before_all_failed = False
     before_all_data = None
-    with _interrupts(scheduler) as interrupt:
+    with _interrupts(scheduler) as interrupt, collecting() as tracebacks:   # of BeforeAll and AfterAll
         if options.before:
             try:
                 before_all_data = await interrupt.guard(hooks.call(
@@ -213,7 +214,8 @@ async def _run_suite(config: RunConfig, suite: Suite, pool: AgentPool, checks: C
     report = Report(info=info, results=results, summary=summary, completed_at=now(), usage=usage,
                     interrupted=scheduler.interrupted, error="; ".join(errors) or None, version=__version__,
                     runs=options.runs, shard=options.shard, suite=plan.suite_facts(),
-                    baseline=baseline, baseline_path=options.baseline, spending=meter.report())
+                    baseline=baseline, baseline_path=options.baseline, spending=meter.report(),
+                    traceback="\n\n".join(dict.fromkeys(tracebacks)) or None)
     _emit(reporters, "run_finished", report)
     if scheduler.interrupted:
         return RunOutcome(report, EXIT_INTERRUPTED)

@@ -52,6 +52,7 @@ class Report:
     baseline: dict[str, Any] | None = None          # --baseline: the earlier report.json
     baseline_path: str | None = None
     spending: dict[str, Any] | None = None          # cost by role (when prices are known) and the budget
+    traceback: str | None = None                    # of a BeforeAll/AfterAll hook that raised: the user's frames
 
     @cached_property
     def data(self) -> dict[str, Any]:
@@ -105,6 +106,8 @@ class Report:
             out["comparison"] = compare(out, self.baseline, path=self.baseline_path or "", partial=bool(self.shard))
         if self.error:
             out["error"] = self.error
+        if self.traceback:
+            out["trace"] = {"traceback": self.traceback}
         if self.info.warnings:
             out["warnings"] = self.info.warnings
         return out

@@ -124,6 +124,9 @@ class ConsoleReporter(Reporter):
             self._line(self._style("  Interrupted: partial results", "yellow", bold=True))
         for error in (report.error or "").split("; ") if report.error else []:
             self._line(self._style(f"  ✗ {error}", "red", bold=True))
+        if self._verbose and report.traceback:      # where in the user's BeforeAll/AfterAll it failed
+            for line in report.traceback.splitlines():
+                self._line(f"    │  {line}")
         if self._artifacts:
             self._line(f"  Artifacts: {self._artifacts}")
         self._line()
