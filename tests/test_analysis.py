@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from agenttest.analysis import case_verdict, compare, exit_code, pass_at_k, stability_summary
+from agenttest.analysis import case_verdict, compare, exit_code, pass_at_k, pass_rate_text, stability_summary
 from agenttest.results import CaseResult
 
 
@@ -104,3 +104,9 @@ def test_a_shard_is_compared_with_the_baseline_over_its_own_cases() -> None:
 ])
 def test_the_exit_code(ok: bool, fail_on: str, regressions: int | None, spent: bool, code: int) -> None:
     assert exit_code(ok, fail_on, regressions, spent=spent) == code
+
+
+@pytest.mark.parametrize(("rate", "text"), [(100, "100.0"), (100.0, "100.0"), (99.98, "99.9"), (99.95, "99.9"),
+                                            (85.714, "85.7"), (0.04, "0.1"), (0, "0.0"), (None, ""), (True, "")])
+def test_a_rate_below_100_never_reads_100(rate: Any, text: str) -> None:
+    assert pass_rate_text(rate) == text       # a workflow gating on pass-rate == 100.0 must not pass 3,999 of 4,000

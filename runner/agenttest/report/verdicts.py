@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
+from ..analysis import pass_rate_text
 from ..usage import format_usd
 from .escape import one_line, preview, to_text
 
@@ -248,7 +249,7 @@ def comparison_line(comparison: dict[str, Any]) -> str:
     text = ", ".join(f"{n} {one if n == 1 else many}" for n, one, many in words)
     rate = comparison.get("pass_rate") or {}
     if isinstance(rate.get("before"), (int, float)) and isinstance(rate.get("now"), (int, float)):
-        text += f" · pass rate {rate['before']:.1f}% → {rate['now']:.1f}%"
+        text += f" · pass rate {pass_rate_text(rate['before'])}% → {pass_rate_text(rate['now'])}%"
     return text
 
 
