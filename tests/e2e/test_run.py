@@ -491,6 +491,14 @@ def test_a_long_direct_message_is_a_message(project: Project) -> None:
     assert run.report["results"][0]["output"] == f"echo: {message}"
 
 
+def test_yaos_script_test_mode_is_refused_not_sent_as_a_message(project: Project) -> None:
+    calls = project.root / "calls.txt"
+    run = project.run("-n", "echo", "-i", "scripts.yao.craft.utils", env={"AGENT_CALLS_FILE": str(calls)})
+    assert run.code == 2 and "PASSED" not in run.stdout, run.stdout
+    assert "-i scripts.yao.craft.utils: this is Yao's script-test mode" in run.stderr
+    assert not calls.exists()
+
+
 @pytest.mark.parametrize("hook", ["BeforeAll", "AfterAll"])
 def test_a_signal_during_a_global_hook_still_writes_the_artifacts(project: Project, hook: str) -> None:
     project.write("env_test.py", """

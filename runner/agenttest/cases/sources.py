@@ -86,6 +86,10 @@ def sources(value: str, cwd: Path, exclude: Iterable[Path] = (), *,
         raise UsageError("-i: empty input (give a suite file, a directory, a glob or a message)")
     if value.startswith(GENERATOR_PREFIXES):
         return [GeneratorSource.parse(value)]
+    if value.startswith("scripts."):     # Yao's script-test mode: never a chat message that passes
+        raise UsageError(f"-i {value}: this is Yao's script-test mode (scripts.<agent>.<module>: the JavaScript "
+                         "Test functions of src/<module>_test.ts), which agenttest does not run; a Python function "
+                         "can check replies as a `script` assertion, or write cases as `-i scripts:module.func`")
     excluded = {p.resolve() for p in exclude}
     path = existing_path(cwd / value)
     if path is not None and not path.is_dir():
