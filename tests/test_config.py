@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from agenttest.config import build_run_config, derive_agent_id
+from agenttest.config import build_run_config, derive_agent_id, suite_agent
 from agenttest.errors import ConfigError, UsageError
 from agenttest.project import find_config, load_project
 from agenttest.secrets import mask
@@ -101,6 +101,18 @@ def test_agent_id_from_an_assistants_path() -> None:
     assert derive_agent_id(Path("assistants/workers/system/keyword/tests/x.jsonl")) == "workers.system.keyword"
     assert derive_agent_id(Path("app/assistants/expense/tests")) == "expense"
     assert derive_agent_id(Path("tests/x.jsonl")) is None
+    # a suite in a folder of its agent's tests/ (Yao walks up to the agent's package.yao)
+    assert derive_agent_id(Path("assistants/tests/hooks-test/tests/regress/x.jsonl")) == "tests.hooks-test"
+    assert derive_agent_id(Path("assistants/tests/foo/x.jsonl")) == "tests.foo"
+
+
+def test_the_agent_of_a_suite_is_the_directory_of_its_package_yao(tmp_path: Path) -> None:
+    agent = tmp_path / "assistants" / "workers" / "mailer"
+    (agent / "evals" / "deep").mkdir(parents=True)
+    (agent / "package.yao").write_text("{}")
+    assert suite_agent(agent / "evals" / "deep" / "x.jsonl") == ("workers.mailer", agent)
+    assert suite_agent(tmp_path / "assistants" / "workers" / "other" / "tests" / "x.jsonl") == (
+        "workers.other", tmp_path / "assistants" / "workers" / "other")
 
 
 def test_record_and_replay_are_one_or_the_other(tmp_path: Path) -> None:

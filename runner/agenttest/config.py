@@ -89,25 +89,34 @@ def build_run_config(cli: dict[str, Any], cwd: Path | None = None) -> RunConfig:
 
 
 def derive_agent_id(path: Path) -> str | None:
-    """Yao's rule: the components after an `assistants` directory, joined with dots."""
-    parts = path.parts
-    if "assistants" not in parts:
-        return None
-    after = list(parts[parts.index("assistants") + 1:])
-    if after and "." in after[-1]:      # a file name, not a directory
-        after = after[:-1]
-    if after and after[-1] == "tests":
-        after = after[:-1]
-    return ".".join(after) or None
+    """Yao's rule: the components after an `assistants` directory, joined with dots (see `suite_agent`)."""
+    found = suite_agent(path)
+    return found[0] if found else None
 
 
 def suite_agent(path: Path) -> tuple[str, Path] | None:
-    """The agent a suite under `assistants/` tests, by Yao's rule, and its directory (`assistants/<name>/`, above
-    the suite's `tests/`); None for a suite elsewhere."""
-    agent_id = derive_agent_id(path)
-    if agent_id is None:
+    """The agent a suite under `assistants/` tests, by Yao's rule, and its directory; None for a suite elsewhere.
+
+    Yao walks up from the suite to the agent's `package.yao`: the directory holding it is the agent's, its path
+    after `assistants/` joined with dots the id. Without one, the agent's directory is the one above the suite's
+    last `tests/` folder (`assistants/tests/hooks-test/tests/regress/x.jsonl` → `tests.hooks-test`), else the suite's
+    own directory."""
+    parts = path.parts
+    if "assistants" not in parts:
         return None
-    return agent_id, path.parent.parent if path.parent.name == "tests" else path.parent
+    start = parts.index("assistants") + 1
+    dirs = list(parts[start:])
+    if dirs and "." in dirs[-1]:      # a file name, not a directory
+        dirs = dirs[:-1]
+    for end in range(len(dirs), 0, -1):
+        if (Path(*parts[:start + end]) / "package.yao").is_file():
+            break
+    else:
+        last_tests = max((i for i, name in enumerate(dirs) if name == "tests"), default=0)
+        end = last_tests if last_tests > 0 else len(dirs) - (1 if dirs[-1:] == ["tests"] else 0)
+    if end <= 0:
+        return None
+    return ".".join(dirs[:end]), Path(*parts[:start + end])
 
 
 def undefined_suite_agents(files: Iterable[str | None], cwd: Path, project: ProjectConfig,
