@@ -18,18 +18,19 @@ _MODULES: dict[Path, ModuleType] = {}
 
 
 def resolve_callable(ref: str, search_dirs: Iterable[Path], what: str = "function",
-                     root: Path | None = None) -> Callable[..., Any]:
+                     root: Path | None = None, *, test_suffix: bool = False) -> Callable[..., Any]:
     """`env_test.Before` → the `Before` attribute of the first `env_test.py` found in `search_dirs`.
 
     The module part may be dotted or slashed (`setup.db_test.Before`, `setup/db_test.Before` → `setup/db_test.py`).
     With `root` (a suite's repository), the file must be safe to read as `workspace.checked_file` says: a symlink
-    out of the repository is not loaded. Raises HookError naming the reference and where it looked.
+    out of the repository is not loaded. With `test_suffix` (hooks, as Yao finds them), `env.Before` is also
+    looked for as `env_test.py`. Raises HookError naming the reference and where it looked.
     """
     problem = reference_problem(ref, what)
     if problem:
         raise HookError(problem)
     dirs = _unique(search_dirs)
-    candidate = _found(ref, dirs, what, root)
+    candidate = _found(ref, dirs, what, root, test_suffix)
     if candidate is None:
         looked = ", ".join(str(d) for d in dirs) or "nowhere"
         raise HookError(f"{what} {ref!r}: no {_relative(ref)}.py found (looked in {looked})")
@@ -44,7 +45,7 @@ def resolve_callable(ref: str, search_dirs: Iterable[Path], what: str = "functio
 
 
 def reference_problem(ref: str, what: str = "function", search_dirs: Iterable[Path] = (),
-                      root: Path | None = None) -> str | None:
+                      root: Path | None = None, *, test_suffix: bool = False) -> str | None:
     """What is wrong with a `module.function` reference that can be told without loading its module, or None:
     its shape, and whether the first file it names in `search_dirs` is one the suite may not read (checked when a
     suite is read, so `validate` finds it)."""
@@ -53,7 +54,7 @@ def reference_problem(ref: str, what: str = "function", search_dirs: Iterable[Pa
     if not func or "" in module.replace("\\", "/").replace(".", "/").split("/"):     # `a..b`, `.b`, `a.`, `b`
         return f"{what} reference {ref!r} must look like module.function (e.g. env_test.Before)"
     try:
-        _found(ref, _unique(search_dirs), what, root)
+        _found(ref, _unique(search_dirs), what, root, test_suffix)
     except UnsafeReference as exc:
         return exc.message
     return None
@@ -64,12 +65,16 @@ def _relative(ref: str) -> Path:
     return Path(*module_part.replace("\\", "/").replace(".", "/").split("/"))
 
 
-def _found(ref: str, dirs: list[Path], what: str, root: Path | None) -> Path | None:
-    """The first `<module>.py` of `ref` in `dirs`, or None. With `root`, UnsafeReference when the suite may not
-    read it (`workspace.checked_file`)."""
+def _found(ref: str, dirs: list[Path], what: str, root: Path | None, test_suffix: bool = False) -> Path | None:
+    """The first `<module>.py` of `ref` in `dirs` (with `test_suffix`, `<module>_test.py` where `<module>.py` is
+    not, as Yao appends `_test`), or None. With `root`, UnsafeReference when the suite may not read it
+    (`workspace.checked_file`)."""
     relative = _relative(ref)
-    for directory in dirs:
-        candidate = (directory / relative).with_suffix(".py")
+    names = [relative]
+    if test_suffix and not relative.name.endswith("_test"):
+        names.append(relative.with_name(relative.name + "_test"))
+    for directory, name in ((d, n) for d in dirs for n in names):
+        candidate = (directory / name).with_suffix(".py")
         if candidate.is_file():
             if root is not None:
                 try:

@@ -110,6 +110,16 @@ def test_global_hooks_and_a_named_agent_find_the_hooks_in_the_agents_src(yao: Pr
     assert "error" not in run.report
 
 
+def test_a_hook_named_without_test_is_found_as_yao_finds_it(yao: Project) -> None:
+    """Yao appends `_test` to the script part: `env.Before` is `env_test.ts` (here `env_test.py`)."""
+    suite = yao.root / "assistants/tests/hooks-test/tests/inputs.jsonl"
+    suite.write_text(suite.read_text().replace("env_test.Before", "env.Before").replace("env_test.After", "env.After"))
+    checked = yao.run("validate", "-i", "assistants/tests/hooks-test/tests/inputs.jsonl")
+    assert checked.code == 0, checked.stdout + checked.stderr
+    run = yao.run("-i", "assistants/tests/hooks-test/tests/inputs.jsonl")
+    assert {r["status"] for r in run.report["results"]} == {"passed"}, run.stdout
+
+
 def test_a_hook_not_found_says_every_place_it_looked(yao: Project) -> None:
     suite = yao.root / "assistants/tests/hooks-test/tests/inputs.jsonl"
     suite.write_text(suite.read_text().replace("env_test.Before", "setup_test.Before", 1))

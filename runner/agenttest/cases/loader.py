@@ -202,7 +202,8 @@ def build_case(value: Any, *, file: str | None, line: int | None, base_dir: Path
             problems.append(str(exc))
     for key in ("before", "after"):       # found by `validate` too, not only when the case runs
         ref = getattr(entry, key)
-        problem = reference_problem(ref, "hook", (base_dir, base_dir / "src"), checks.root) if ref else None
+        problem = reference_problem(ref, "hook", (base_dir, base_dir / "src"), checks.root,
+                                    test_suffix=True) if ref else None
         if problem:
             problems.append(f"{key}: {problem}")
     if dynamic:

@@ -27,7 +27,7 @@ class Hooks:
         agent_dir = agent_dir or self._agent_dir
         if agent_dir is not None:
             dirs += [agent_dir, agent_dir / "src"]
-        return resolve_callable(ref, dirs, what="hook", root=git_root(base_dir))
+        return resolve_callable(ref, dirs, what="hook", root=git_root(base_dir), test_suffix=True)
 
     async def call(self, ref: str, base_dir: Path, *args: Any, agent_dir: Path | None = None) -> Any:
         """Run a hook with as many of `args` as it takes (see `call_user`) and unwrap a `{"data": …}` return.
