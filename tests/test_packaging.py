@@ -30,6 +30,7 @@ def test_the_wheel_carries_the_prompts_and_runs_agent_driven_suites(tmp_path: Pa
     assert {f"agenttest/templates/{name}" for name in ("agenttest.yaml", "example.jsonl", "workflow.yml")} \
         <= set(names)                                              # what `agenttest init` writes
     assert "agenttest/pytest_plugin.py" in names
+    assert "agenttest/py.typed" in names                          # PEP 561: the API's types reach type checkers
     entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
     assert "[pytest11]\nagenttest = agenttest.pytest_plugin" in zipfile.ZipFile(wheel).read(entry_points).decode()
     assert "[console_scripts]\nagenttest = agenttest.cli:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
