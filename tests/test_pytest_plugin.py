@@ -226,6 +226,10 @@ def test_a_missing_config_is_one_clear_error(pytester: pytest.Pytester, monkeypa
     result.assert_outcomes(passed=1, errors=1)
     result.stdout.fnmatch_lines(["*no agenttest.yaml found (looked in * and upward; *`agenttest init` writes one"])
     assert "pytest_plugin.py" not in result.stdout.str()
+    said = [line for line in result.stdout.lines if "no agenttest.yaml found" in line and
+            not line.startswith("ERROR ")]                 # the short summary's line apart
+    assert len(said) == 1                                  # said once, not as a chain of two
+    assert "During handling of the above exception" not in result.stdout.str()
 
 
 def test_the_config_option_and_a_config_mistake(pytester: pytest.Pytester) -> None:

@@ -31,11 +31,14 @@ def agenttest_config(pytestconfig: pytest.Config) -> Iterator[Config]:
     from .errors import AgentTestError
 
     explicit = pytestconfig.getoption("agenttest_config")
+    problem = None
     try:
         config = config_from(pytestconfig.rootpath,
                              str(pytestconfig.invocation_params.dir / explicit) if explicit else None)
     except AgentTestError as exc:
-        pytest.fail(str(exc), pytrace=False)
+        problem = str(exc)
+    if problem is not None:         # outside the `except`: the failure is the message, not a chain
+        pytest.fail(problem, pytrace=False)
     yield config
     config.close()
 
