@@ -64,6 +64,18 @@ def test_nothing_for_a_green_run(links: SourceLinks) -> None:
     assert annotation_lines(make_report(mixed_results()[:1]).to_dict(), links) == []
 
 
+def test_a_run_failed_by_its_budget_closes_with_an_error_though_no_case_failed(links: SourceLinks) -> None:
+    results = [CaseResult(id="a", status="passed", file="s.jsonl", line=1),
+               CaseResult(id="b", status="skipped", error="not run: budget spent: 120 tokens of --max-tokens 100",
+                          ran=False, file="s.jsonl", line=2)]
+    report = make_report(results).to_dict()
+    report["summary"]["budget"] = {"max_tokens": 100, "tokens": 120,
+                                   "spent": "budget spent: 120 tokens of --max-tokens 100"}
+    assert [parse(line) for line in annotation_lines(report, links)] == [
+        ("error", {}, "agenttest: no case failed of 2 cases; budget spent: 120 tokens of --max-tokens 100: the cases "
+                      "not yet started were skipped (see the job summary and junit.xml)")]
+
+
 def test_paths_are_repository_relative(tmp_path: Path) -> None:
     (tmp_path / ".git").mkdir()
     (tmp_path / "sub").mkdir()

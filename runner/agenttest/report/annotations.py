@@ -46,7 +46,7 @@ def annotation_lines(report: Mapping[str, Any], links: SourceLinks, max_annotati
     regressions = _regression_keys(report)
     # Regressions against the baseline first: with a baseline, they are what the change broke.
     failing = sorted((r for r in results if is_failing(r)), key=lambda r: case_key(r) not in regressions)
-    if not failing and not report.get("interrupted") and not report.get("error"):
+    if not failing and not report.get("interrupted") and not report.get("error") and not _spent(report):
         return []
     slots = max(max_annotations - 1, 0)          # one is kept for the closing line
     annotated = failing[:slots]
@@ -65,9 +65,14 @@ def closing_level(report: Mapping[str, Any], fail_on: str) -> str:
         return "error"
     comparison = report.get("comparison")
     regressions = len(comparison.get("regressions") or []) if isinstance(comparison, Mapping) else None
+    return "error" if exit_code(run_ok(report), fail_on, regressions, spent=bool(_spent(report))) else "notice"
+
+
+def _spent(report: Mapping[str, Any]) -> str | None:
+    """Why the budget stopped the run (the cases not yet started were skipped), or None."""
     budget = (report.get("summary") or {}).get("budget")
-    spent = bool(budget.get("spent")) if isinstance(budget, Mapping) else False
-    return "error" if exit_code(run_ok(report), fail_on, regressions, spent=spent) else "notice"
+    spent = budget.get("spent") if isinstance(budget, Mapping) else None
+    return spent if isinstance(spent, str) and spent else None
 
 
 def case_annotation(result: Mapping[str, Any], links: SourceLinks, more: int = 0, regression: bool = False) -> str:
@@ -96,6 +101,9 @@ def closing_message(report: Mapping[str, Any], total: int, hidden: int) -> str:
     text = f"agenttest: {', '.join(parts) or 'no case failed'} of {plural(summary.get('total', total), 'case')}"
     if report.get("interrupted"):
         text += " (interrupted: partial results)"
+    spent = _spent(report)
+    if spent:
+        text += f"; {spent}: the cases not yet started were skipped"
     if report.get("error"):
         text += f"; run error: {report['error']}"
     if hidden:
