@@ -111,6 +111,17 @@ def test_a_module_named_like_one_imported_before_says_which_file_was_imported(tm
     (tmp_path / "sys.py").write_text("def respond(request):\n    return 'mine'\n")
     with pytest.raises(ConfigError, match=r"'sys' is a module built into Python, not .*/sys.py"):
         make_agent("python", tmp_path, callable="sys:respond")
+    (tmp_path / "json.py").write_text("def dumps(request):\n    return 'mine'\n")    # named like a function there
+    with pytest.raises(ConfigError, match=r"'json' is imported from .*/json/__init__.py, not .*/json.py"):
+        make_agent("python", tmp_path, callable="json:dumps")
+    for project in ("one", "two"):            # two projects in one process, each with its own `agent.py`
+        (tmp_path / project).mkdir()
+        (tmp_path / project / "agent_of_project.py").write_text(f"def respond(request):\n    return {project!r}\n")
+    first = make_agent("python", tmp_path / "one", callable="agent_of_project:respond")
+    assert asyncio.run(first.call(request())).content == "one"
+    with pytest.raises(ConfigError, match=r"'agent_of_project' is imported from .*/one/agent_of_project.py, not "
+                                          r".*/two/agent_of_project.py"):
+        make_agent("python", tmp_path / "two", callable="agent_of_project:respond")
     (tmp_path / "mine.py").write_text("x = 1\n")
     with pytest.raises(ConfigError, match=r"'mine' has no callable 'respond'"):
         make_agent("python", tmp_path, callable="mine:respond")

@@ -60,13 +60,15 @@ def create(agent_id: str, settings: PythonSettings, ctx: ProviderContext) -> Pyt
     except (Exception, SystemExit) as exc:   # a module that runs argparse or sys.exit on import
         sys.modules.pop(module_name, None)
         raise ConfigError(f"agents.{agent_id}.callable: cannot import {module_name!r}: {describe(exc)}") from exc
+    # The config's own file, when there is one, must be what was imported: a module of that name imported before
+    # (the standard library's `types`, another project's `agent` in the same process) would be called instead.
+    mine = Path(config_dir, *module_name.split(".")).with_suffix(".py")
+    found = getattr(module, "__file__", None)
+    if mine.is_file() and (found is None or Path(found).resolve() != mine.resolve()):
+        where = f"is imported from {found}" if found else "is a module built into Python"
+        raise ConfigError(f"agents.{agent_id}.callable: {module_name!r} {where}, not {mine}: a module of "
+                          "that name was found first (rename your file)")
     func = getattr(module, func_name, None)
     if not callable(func):
-        mine = Path(config_dir, *module_name.split(".")).with_suffix(".py")
-        found = getattr(module, "__file__", None)
-        if mine.is_file() and (found is None or Path(found).resolve() != mine.resolve()):
-            where = f"is imported from {found}" if found else "is a module built into Python"
-            raise ConfigError(f"agents.{agent_id}.callable: {module_name!r} {where}, not {mine}: a module of "
-                              "that name was found first (rename your file)")
         raise ConfigError(f"agents.{agent_id}.callable: {module_name!r} has no callable {func_name!r}")
     return PythonAgent(agent_id, func)
