@@ -58,9 +58,10 @@ class Detail:
 LEVELS = (
     Detail(failure_details=True, preview_chars=4000, passed_list=True),
     Detail(failure_details=True, preview_chars=500, passed_list=False,
-           note="Previews are shortened to fit GitHub's 1 MiB job-summary limit."),
+           note="Previews are shortened and the passed cases not listed, to fit GitHub's 1 MiB job-summary limit."),
     Detail(failure_details=False, preview_chars=0, passed_list=False,
-           note="Failure details are left out to fit GitHub's 1 MiB job-summary limit."),
+           note="Failure details and the list of passed cases are left out to fit GitHub's 1 MiB job-summary "
+                "limit."),
 )
 
 
@@ -126,7 +127,8 @@ def _cut(head: list[str], rows: list[str], footer: list[str], max_bytes: int) ->
         verb = "is" if hidden == 1 else "are"
         tail += [f"**{plural(hidden, 'more failing case')} {verb} not shown** to fit GitHub's 1 MiB job-summary "
                  "limit; see `report.json` or `junit.xml`.", ""]
-    tail += ["> Failure details are left out to fit GitHub's 1 MiB job-summary limit.", "", *footer]
+    tail += ["> Failure details and the list of passed cases are left out to fit GitHub's 1 MiB job-summary limit.",
+             "", *footer]
     budget.limit = max_bytes
     for line in tail:
         budget.add(line)
