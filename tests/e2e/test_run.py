@@ -72,6 +72,9 @@ def test_results_and_artifacts(project: Project) -> None:
     assert run.result("err")["error"] == "agent error: agent raised RuntimeError at echo_agent.py:12: agent exploded"
     assert run.result("err")["error_kind"] == "agent"
     assert run.result("pass")["usage"] == {"prompt_tokens": 3, "completion_tokens": 2}
+    # three calls were made (the one that raised included); the skipped case made none
+    assert report["summary"]["usage"]["target"]["calls"] == 3
+    assert "Tokens:    target: 3 calls, " in run.stdout
     assert run.result("pass")["line"] == 1 and run.result("skip")["line"] == 4
     assert report["metadata"]["version"] and report["interrupted"] is False
     events = run.events

@@ -70,7 +70,11 @@ class HelperCaller:
                 else:
                     self.usage.add(role, cached.usage, cached=True)
                     return value
-        response = await self._send(role, agent_id, request)
+        try:
+            response = await self._send(role, agent_id, request)
+        except Exception:             # a call that failed or timed out is still a call made: counted, no tokens
+            self.usage.add(role, {})
+            raise
         self.usage.add(role, response.usage)
         try:
             value = read(response)

@@ -154,11 +154,13 @@ class CaseRunner:
         at = f" {where}" if where else ""
         try:
             response = await within(self.services.pool.get(request.agent).call(request), work.remaining())
-        except asyncio.TimeoutError:
-            raise work.timed_out(f"{where}, waiting for the agent" if where else "") from None
-        except AgentCallError as exc:
-            raise CaseFailure("error", f"agent error{at}: {exc.message}", exc.kind) from exc
-        except Exception as exc:  # a provider bug must cost one case, not the run
+        except Exception as exc:      # a call that failed or timed out is still a call made: counted, no tokens
+            work.usage.add("target", {})
+            if isinstance(exc, asyncio.TimeoutError):
+                raise work.timed_out(f"{where}, waiting for the agent" if where else "") from None
+            if isinstance(exc, AgentCallError):
+                raise CaseFailure("error", f"agent error{at}: {exc.message}", exc.kind) from exc
+            # a provider bug must cost one case, not the run
             raise CaseFailure("error", f"agent error{at}: {type(exc).__name__}: {exc}", "agent") from exc
         work.usage.add("target", response.usage)
         return response, (time.monotonic() - started) * 1000
