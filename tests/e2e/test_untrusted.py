@@ -279,15 +279,21 @@ def test_an_artifact_that_cannot_be_written_is_said_and_the_others_are_still_wri
     assert (results / "events.jsonl").is_file()
 
 
-def test_a_script_module_symlinked_out_of_the_repository_is_not_loaded(tmp_path: Path) -> None:
+def _repo_beside(tmp_path: Path, name: str, code: str) -> tuple[Project, Path]:
+    """A git repository (the bot agent's) and, outside it, module `name` that says it was loaded (a LOADED file)."""
     outside = tmp_path / "outside"
     outside.mkdir()
-    (outside / "checks.py").write_text("open('LOADED', 'w').write('x')\ndef ok(output, expected):\n    return True\n")
+    (outside / name).write_text("open('LOADED', 'w').write('x')\n" + code)
     project = Project(tmp_path / "repo")
     project.write("agenttest.yaml", CONFIG)
     project.write("bot.py", BOT)
     (project.root / ".git").mkdir()
-    (project.root / "checks.py").symlink_to(outside / "checks.py")
+    return project, outside / name
+
+
+def test_a_script_module_symlinked_out_of_the_repository_is_not_loaded(tmp_path: Path) -> None:
+    project, module = _repo_beside(tmp_path, "checks.py", "def ok(output, expected):\n    return True\n")
+    (project.root / "checks.py").symlink_to(module)
     project.suite("s.jsonl", {"id": "scripted", "input": "x", "assert": {"type": "script", "script": "checks.ok"}},
                   {"id": "fine", "input": "x", "assert": {"type": "contains", "value": "ok"}})
     run = project.run("-i", "s.jsonl")
@@ -321,17 +327,11 @@ def test_proxy_credentials_from_the_environment_never_reach_the_log_or_an_artifa
 
 
 def test_a_hook_module_out_of_the_repository_is_invalid_for_validate_and_run(tmp_path: Path) -> None:
-    outside = tmp_path / "outside"
-    outside.mkdir()
-    (outside / "env_test.py").write_text("open('LOADED', 'w').write('x')\ndef Before(ctx, case):\n    pass\n")
-    project = Project(tmp_path / "repo")
-    project.write("agenttest.yaml", CONFIG)
-    project.write("bot.py", BOT)
-    (project.root / ".git").mkdir()
-    (project.root / "env_test.py").symlink_to(outside / "env_test.py")       # beside the suite
+    project, module = _repo_beside(tmp_path, "env_test.py", "def Before(ctx, case):\n    return None\n")
+    (project.root / "env_test.py").symlink_to(module)                        # beside the suite
     agent_src = project.root / "assistants" / "bot" / "src"                  # Yao's layout: found only at run time
     agent_src.mkdir(parents=True)
-    (agent_src / "agent_test.py").symlink_to(outside / "env_test.py")
+    (agent_src / "agent_test.py").symlink_to(module)
     suite = [{"id": "beside", "input": "x", "before": "env_test.Before"},
              {"id": "misspelt", "input": "x", "after": "not a ref"},
              {"id": "yao", "input": "x", "before": "agent_test.Before"}]

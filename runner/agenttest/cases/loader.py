@@ -424,7 +424,8 @@ def _prepared_specs(written: Any, key: str, base_dir: Path, checks: Checks, prob
         if problem:
             problems.append(f"{place}.use: {problem}")
             continue
-        problem = _connector_problem(spec.helper_agent, spec.options.get("connector"), checks)
+        problem = _connector_problem(spec.helper_agent, spec.options.get("connector"), checks) \
+            if spec.helper_agent else None
         if problem:
             problems.append(f"{place}.options.connector: {problem}")
             continue
