@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import json
 import shutil
+import subprocess
 import urllib.parse
 from pathlib import Path
 
@@ -166,3 +167,54 @@ def test_a_cassette_that_is_a_symlink_or_too_large_is_refused_unread(project: Pr
     huge = project.run("-i", "tests/s.jsonl", "--run", "hello", "--replay", "tapes", timeout=30)
     assert huge.result("hello")["error"] == ("agent error: replay: cannot read the cassette tapes/tests/s.jsonl.json: "
                                              "it is 314,572,800 bytes, more than the 268,435,456 agenttest reads")
+
+
+def git(root: Path, *args: str) -> str:
+    return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args], cwd=root,
+                          check=True, capture_output=True, text=True).stdout.strip()
+
+
+def test_a_replay_says_when_the_pull_request_changed_its_cassettes(project: Project) -> None:
+    """A pull request controls its cassettes, recorded verdicts included: report.json, the summary and the log say
+    which ones it changed (compared with its base commit), or why that could not be told."""
+    git(project.root, "init", "-q")
+    with ScriptedServer("/chat", json_reply({"content": "svc: hello"})) as service:
+        project.run("-i", "tests/s.jsonl", "--run", "hello", "--record", "tapes",
+                    env={"SVC_URL": service.endpoint, "SERVICE_API_KEY": SERVICE_KEY})
+    git(project.root, "add", "-A")
+    git(project.root, "commit", "-qm", "base")
+    base = git(project.root, "rev-parse", "HEAD")
+    tape = project.root / "tapes" / "tests" / "s.jsonl.json"
+    tape.write_text(tape.read_text().replace("svc: hello", "svc: hello, forged"))
+    git(project.root, "commit", "-qam", "the pull request")
+    event = project.root.parent / "event.json"
+    event.write_text(json.dumps({"pull_request": {"number": 7, "base": {"sha": base, "ref": "main"}}}))
+    actions = {"GITHUB_ACTIONS": "true", "GITHUB_EVENT_PATH": str(event)}
+
+    forged = project.run("-i", "tests/s.jsonl", "--run", "hello", "--replay", "tapes", env=actions)
+    assert forged.code == 0 and forged.result("hello")["output"] == "svc: hello, forged"
+    assert forged.report["replay"] == {"directory": "tapes", "compared_with": base, "pull_request_base": True,
+                                       "changed": ["tapes/tests/s.jsonl.json"]}
+    said = (f"replayed from cassettes this pull request changed (compared with its base commit {base[:12]}): "
+            "tapes/tests/s.jsonl.json — their recorded replies, judge verdicts included, are the pull request's own")
+    assert said in forged.stdout
+    summary = (project.root / "agenttest-results" / "summary.md").read_text()
+    assert f"> ⚠️ **Replay:** {said}" in summary
+
+    untouched = project.run("-i", "tests/s.jsonl", "--run", "hello", "--replay", "tapes")      # a push: HEAD
+    assert untouched.report["replay"]["changed"] == []
+    assert "○ replayed from tapes, unchanged since the last commit" in untouched.stdout
+    tape.write_text(tape.read_text().replace("forged", "forged again"))
+    edited = project.run("-i", "tests/s.jsonl", "--run", "hello", "--replay", "tapes")
+    assert edited.report["replay"]["changed"] == ["tapes/tests/s.jsonl.json"]
+    assert "replayed from cassettes changed since the last commit: tapes/tests/s.jsonl.json" in edited.stdout
+
+    event.write_text(json.dumps({"pull_request": {"base": {"sha": "0123456789abcdef" * 2 + "01234567"}}}))
+    shallow = project.run("-i", "tests/s.jsonl", "--run", "hello", "--replay", "tapes", env=actions)
+    assert shallow.code == 0
+    assert shallow.report["replay"]["could_not_tell"] == ("the pull request's base commit 0123456789ab is not in "
+                                                          "this clone (check out with fetch-depth: 0)")
+    no_git = project.run("-i", "tests/s.jsonl", "--run", "hello", "--replay", "tapes",
+                         env={"PATH": str(project.root / "no-such-bin")})
+    assert no_git.code == 0 and no_git.report["replay"]["could_not_tell"] == "git is not installed"
+    assert "could not tell whether they were changed: git is not installed" in no_git.stdout

@@ -16,6 +16,7 @@ from typing import Any
 from .. import __version__
 from ..actions_log import write_line, write_lines
 from ..agents.cache import HelperCache
+from ..agents.cassette_origin import cassette_origin
 from ..agents.meter import Meter
 from ..agents.pool import AgentPool
 from ..agents.replay import Cassettes
@@ -147,7 +148,8 @@ async def _run_suite(config: RunConfig, suite: Suite, pool: AgentPool, checks: C
                    connector=options.connector or ", ".join(c for c in connectors if c),
                    inputs=config.inputs, total=len(entries), started_at=now(), agent_path=config.agent_path,
                    options={**config.reported_options(), "timeout": format_duration(config.timeout)},
-                   environment=context.environment(), warnings=list(suite.warnings))
+                   environment=context.environment(), warnings=list(suite.warnings),
+                   replay=cassette_origin(config.cwd / options.replay, options.replay) if options.replay else None)
     started = time.monotonic()
     cases = [e for e in entries if isinstance(e, Case)]
     global_dir = cases[0].base_dir if cases else config.cwd

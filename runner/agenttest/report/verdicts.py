@@ -253,6 +253,28 @@ def comparison_line(comparison: dict[str, Any]) -> str:
     return text
 
 
+def replay_line(replay: Mapping[str, Any]) -> str:
+    """What a replayed run's cassettes are worth, in one line (report.json's `replay`): whether the change under
+    test changed them — then the recorded replies, judge verdicts included, are the change's own."""
+    directory = to_text(replay.get("directory"))
+    if replay.get("could_not_tell"):
+        why = to_text(replay["could_not_tell"])
+        return f"replayed from {directory}; could not tell whether they were changed: {why}"
+    pull_request = bool(replay.get("pull_request_base"))
+    base = f"its base commit {to_text(replay.get('compared_with'))[:12]}"
+    changed = replay.get("changed") if isinstance(replay.get("changed"), list) else []
+    if not changed:
+        return (f"replayed from {directory}, which this pull request did not change (compared with {base})"
+                if pull_request else f"replayed from {directory}, unchanged since the last commit")
+    names = ", ".join(to_text(name) for name in changed[:5]) + (f" and {len(changed) - 5} more"
+                                                                if len(changed) > 5 else "")
+    if pull_request:
+        return (f"replayed from cassettes this pull request changed (compared with {base}): {names} — their "
+                "recorded replies, judge verdicts included, are the pull request's own")
+    return (f"replayed from cassettes changed since the last commit: {names} — their recorded replies, judge "
+            "verdicts included, are not the committed ones")
+
+
 def cost_line(cost: dict[str, Any]) -> str:
     """`$0.0123 (target $0.0100 · judge $0.0023)`."""
     roles = " · ".join(f"{role} {format_usd(float(value))}" for role, value in cost.items() if role != "total_usd")
