@@ -39,7 +39,7 @@ def recorded_config(project: ProjectConfig, agent_id: str) -> RecordedConfig:
     """The agent's settings as a cassette stores them (plain JSON, file contents as digests)."""
     settings = project.agents[agent_id]
     config_dir = project.directory
-    templates = project.secret_templates
+    templates = {place: setting.written for place, setting in project.secret_settings.items()}
     described: dict[str, Any] = _as_written(
         settings.model_dump(mode="json", exclude=_LEFT_OUT, exclude_defaults=True), f"agents.{agent_id}", templates)
     connector = project.connectors.get(described.get("connector") or "")

@@ -120,7 +120,8 @@ async def _run_suite(config: RunConfig, suite: Suite, pool: AgentPool, checks: C
     context = RunContext.load(config.ctx_file, options.user, options.team)
     # Recording must see every call, and a replay answers every call already: no helper cache for either.
     cached = not (options.no_cache or options.record or options.replay)
-    cache = HelperCache(config.cwd / options.cache) if cached else None
+    cache = HelperCache(config.cache_dir, repository=repository_root(config.cwd),
+                        shown=options.cache) if cached else None
     if options.max_cost is not None and not options.replay:
         check_prices(pool, [(config.agent_id or "", options.connector),
                             *((s.ref, None) for _, s in suite.generators if s.kind == "agent")])
