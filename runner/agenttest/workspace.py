@@ -38,6 +38,23 @@ def attachment_root(suite_dir: Path, project_dir: Path | None = None) -> Path:
     return suite_dir
 
 
+def write_refusal(path: Path, root: Path, within: Path | None = None) -> str | None:
+    """Why agenttest must not write `path` (None when it may). A path named inside the repository must stay inside
+    it once its symlinks are followed: a symlink a pull request committed (`agenttest-results -> ~/.ssh`,
+    `tests -> /etc`) must not lead a write out of the checkout. A path named outside the repository is the user's
+    choice; a file under such a directory (`within`, the directory named) must stay inside that directory."""
+    lexical = Path(os.path.normpath(path.absolute()))
+    real = path.resolve()
+    top = root.resolve()
+    if any(lexical.is_relative_to(place) for place in (root.absolute(), top)):
+        if real.is_relative_to(top):
+            return None
+        return f"it leads through a symlink to {real}, outside the repository"
+    if within is None or real.is_relative_to(within.resolve()) or real.is_relative_to(top):
+        return None
+    return f"it leads through a symlink to {real}, outside {within}"
+
+
 MAX_SUITE_FILE_BYTES = 64 * 1024 * 1024     # a suite file, a JSON schema, an attachment, a script or hook module
 
 

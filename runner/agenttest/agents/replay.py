@@ -27,6 +27,7 @@ from ..collection import reading
 from ..errors import AgentCallError
 from ..files import encoded, read_regular_file, write_if_changed
 from ..secrets import mask, redact, shorten
+from ..workspace import write_refusal
 from .base import AgentRequest, AgentResponse
 from .recorded_config import RecordedConfig
 
@@ -146,6 +147,14 @@ class Cassettes:
         except (ValueError, OSError):
             return source
 
+    def write_refusal(self, source: str) -> str | None:
+        """Why the cassette of `source` (a suite file, a generator input, "") must not be written: a folder of the
+        cassette directory that is a symlink leading out of it and out of the repository (`workspace.write_refusal`).
+        None when it may."""
+        path = self.path_for((source, ""))
+        why = write_refusal(path, self._root or self.directory.resolve(), within=self.directory)
+        return f"{self._display(path)}: {why}" if why else None
+
     def rank(self, case: tuple[str, str], key: str) -> int:
         """The call's rank among the calls of this case with the same request (0 for the first)."""
         slot = (*case, key)
@@ -217,6 +226,11 @@ class Cassettes:
         others are kept; a file whose content did not change is not rewritten. The paths written."""
         written = []
         for path, recorded in self._recorded.items():
+            source = next(source for source, known in self._paths.items() if known == path)
+            refused = self.write_refusal(source)
+            if refused:
+                write_line(sys.stderr, f"⚠ --record: {refused}; not written")
+                continue
             try:
                 old = self._read(path)
             except AgentCallError as exc:

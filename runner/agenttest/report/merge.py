@@ -17,6 +17,7 @@ from ..hints import plural
 from ..options import shard_of
 from ..results import Summary
 from ..usage import Usage
+from ..workspace import repository_root, write_refusal
 from .verdicts import comparison_line
 
 STATUSES = ("passed", "failed", "error", "timeout", "skipped")
@@ -222,6 +223,10 @@ def merge_command(paths: list[Path], output_dir: Path, baseline: Path | None, fa
         merged = merge_reports(reports, earlier)
     except UsageError as exc:
         write_line(sys.stderr, f"Error: {exc}")
+        return EXIT_USAGE
+    refused = write_refusal(output_dir, repository_root(Path.cwd()))
+    if refused:
+        write_line(sys.stderr, f"Error: --output-dir {output_dir}: {refused}; agenttest will not write there")
         return EXIT_USAGE
     links = SourceLinks.from_environment()
     step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
