@@ -295,9 +295,10 @@ def test_a_shard_report_is_no_baseline_and_regression_without_a_baseline_says_so
 
 
 @pytest.mark.parametrize(("edit", "message"), [
-    ({"status": "weird"}, "results[0]: 'status' 'weird' is none of passed, failed, error, timeout, skipped"),
-    ({"id": 7}, "results[0]: 'id' is not a string"),
-    ({"duration_ms": "slow"}, "results[0]: 'duration_ms' is not a number"),
+    ({"status": "weird"}, "results[0].status: Input should be 'passed', 'failed', 'error', 'timeout' or "
+                          "'skipped'"),
+    ({"id": 7}, "results[0].id: expected a string, got number"),
+    ({"duration_ms": "slow"}, "results[0].duration_ms: expected a number, got string"),
 ])
 def test_an_edited_report_is_refused_as_a_baseline_and_by_merge_naming_what_is_wrong(
         project: Project, edit: dict[str, Any], message: str) -> None:
