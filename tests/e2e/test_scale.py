@@ -245,7 +245,8 @@ def test_a_baseline_shows_regressions_fixes_new_and_removed_cases(project: Proje
                  env={"GITHUB_ACTIONS": "true"})
     assert result.code == 1
     comparison = result.report["comparison"]
-    assert comparison["counts"] == {"regressions": 1, "fixes": 1, "still_failing": 1, "new": 1, "removed": 1}
+    assert comparison["counts"] == {"regressions": 1, "fixes": 1, "still_failing": 1, "new": 1, "removed": 1,
+                                    "introduced": 0}
     assert [(c["id"], c["was"], c["status"]) for c in comparison["regressions"]] == [("breaks", "passed", "failed")]
     assert [c["id"] for c in comparison["removed"]] == ["gone"] and comparison["baseline"]["path"] == "main/report.json"
     assert comparison["pass_rate"] == {"before": 60.0, "now": 60.0, "delta": 0.0}

@@ -21,7 +21,7 @@ from ..agents.meter import Meter
 from ..agents.pool import AgentPool
 from ..agents.replay import Cassettes
 from ..agents.urls import register_proxy_credentials
-from ..analysis import exit_code
+from ..analysis import exit_code, failures_under_regression
 from ..cases import load_suite
 from ..cases.loader import Checks
 from ..cases.model import Case, InvalidCase, Suite
@@ -233,7 +233,7 @@ async def _run_suite(config: RunConfig, suite: Suite, pool: AgentPool, checks: C
         return RunOutcome(report, EXIT_INTERRUPTED)
     if before_all_failed or _artifacts_failed(reporters):    # CI must not go green without its artifacts
         return RunOutcome(report, EXIT_USAGE)
-    regressions = report.data.get("comparison", {}).get("counts", {}).get("regressions")
+    regressions = failures_under_regression(report.data.get("comparison"))
     return RunOutcome(report, exit_code(summary.ok and not errors, options.fail_on, regressions,
                                         spent=meter.spent is not None))
 

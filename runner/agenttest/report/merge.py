@@ -217,7 +217,7 @@ def merge_command(paths: list[Path], output_dir: Path, baseline: Path | None, fa
                   out: TextIO | None = None) -> int:
     """Read, merge and write the shards' artifacts into `output_dir` (and the job summary); say what came of it in
     a few lines. Returns the exit code: 2 when the reports cannot be merged."""
-    from ..analysis import exit_code, run_ok
+    from ..analysis import exit_code, failures_under_regression, run_ok
     from ..errors import EXIT_USAGE
     from .base import MergedReport
     from .ctrf import CtrfWriter
@@ -256,7 +256,7 @@ def merge_command(paths: list[Path], output_dir: Path, baseline: Path | None, fa
     comparison = merged.get("comparison")
     if comparison:
         write_line(out, f"Compared with {baseline}: {comparison_line(comparison)}")
-    regressions = comparison["counts"]["regressions"] if comparison else None
+    regressions = failures_under_regression(comparison)
     if fail_on == "regression" and comparison is None:
         write_line(sys.stderr, "⚠ --fail-on regression needs --baseline: failing on any failure instead")
     spent = bool((summary.get("budget") or {}).get("spent"))

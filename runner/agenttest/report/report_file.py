@@ -43,6 +43,7 @@ class ResultEntry(_Read):
     line: Count | None = None
     file: str | None = None
     source: str | None = None
+    definition: str | None = None
     error: str | None = None
     error_kind: str | None = None
     ran: bool = True

@@ -242,11 +242,13 @@ def stability_line(summary: dict[str, Any]) -> str:
 
 
 def comparison_line(comparison: dict[str, Any]) -> str:
-    """`2 regressions, 1 fix, 3 new, 0 removed · pass rate 80.0% → 75.0%`."""
+    """`2 regressions, 1 fix, 3 new, 0 removed, 1 failing new or changed · pass rate 80.0% → 75.0%`."""
     counts = comparison.get("counts") or {}
     words = [(counts.get("regressions", 0), "regression", "regressions"), (counts.get("fixes", 0), "fix", "fixes"),
              (counts.get("new", 0), "new", "new"), (counts.get("removed", 0), "removed", "removed")]
     text = ", ".join(f"{n} {one if n == 1 else many}" for n, one, many in words)
+    if counts.get("introduced"):        # failing, and not failing in the baseline as it is now
+        text += f", {counts['introduced']} failing new or changed"
     rate = comparison.get("pass_rate") or {}
     if isinstance(rate.get("before"), (int, float)) and isinstance(rate.get("now"), (int, float)):
         text += f" · pass rate {pass_rate_text(rate['before'])}% → {pass_rate_text(rate['now'])}%"
@@ -282,8 +284,9 @@ def cost_line(cost: dict[str, Any]) -> str:
 
 
 # The comparison's groups, in the order every report shows them, with their labels.
-COMPARISON_GROUPS = (("regressions", "🔻 Regressions"), ("fixes", "🔺 Fixes"), ("still_failing", "❌ Still failing"),
-                     ("new", "🆕 New"), ("removed", "➖ Removed"))
+COMPARISON_GROUPS = (("regressions", "🔻 Regressions"), ("introduced", "🆕 Failing, new or changed"),
+                     ("fixes", "🔺 Fixes"), ("still_failing", "❌ Still failing"), ("new", "🆕 New"),
+                     ("removed", "➖ Removed"))
 
 
 def stability_rows(report: Mapping[str, Any]) -> list[Mapping[str, Any]]:
