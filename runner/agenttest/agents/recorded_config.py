@@ -93,11 +93,15 @@ def _file_digest(directory: Path, name: str) -> str | None:
         return None
     path = directory / name
     try:
-        if path.is_file():
-            return "sha256:" + _digest(path.read_bytes())[:16]
+        if not path.is_file():
+            return None
+        digest = hashlib.sha256()
+        with path.open("rb") as handle:       # an exec agent's argument may be a model's weights: never whole
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
     except OSError:
         return None
-    return None
+    return "sha256:" + digest.hexdigest()[:16]
 
 
 def _module_digest(config_dir: Path, target: str) -> str | None:

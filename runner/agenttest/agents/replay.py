@@ -236,18 +236,19 @@ class Cassettes:
             except AgentCallError as exc:
                 write_line(sys.stderr, f"⚠ --record: {exc.message}; recording it anew")
                 old = _File()
+            # What this run recorded was masked as it was recorded; what is kept of an earlier recording (perhaps
+            # by an older agenttest) is masked here: a cassette is committed.
             cases: dict[str, list[dict[str, Any]]] = {
-                case: [i.to_dict() for i in interactions] for case, interactions in old.cases.items()}
+                case: [redact(i.to_dict()) for i in interactions] for case, interactions in old.cases.items()}
             fresh: dict[str, list[dict[str, Any]]] = defaultdict(list)
             for slot, interaction in recorded.items():
                 fresh[slot.split("\x1f", 1)[0]].append(interaction.to_dict())
             cases.update({case: sorted(items, key=lambda item: item["key"]) for case, items in fresh.items()})
-            known = {**old.configs, **self._configs[path]}
+            known = {**redact(old.configs), **self._configs[path]}
             named = {item["config"] for items in cases.values() for item in items if "config" in item}
             content: dict[str, Any] = {"format": FORMAT, "version": 1, "cases": dict(sorted(cases.items()))}
             if named:
                 content["configs"] = {digest: known[digest] for digest in sorted(named) if digest in known}
-            content = redact(content)     # what is kept of an earlier recording too: a cassette is committed
             try:
                 if write_if_changed(path, encoded(itertools.chain(_CASSETTE.iterencode(content), "\n"))):
                     written.append(path)
