@@ -218,3 +218,17 @@ def test_a_replay_says_when_the_pull_request_changed_its_cassettes(project: Proj
                          env={"PATH": str(project.root / "no-such-bin")})
     assert no_git.code == 0 and no_git.report["replay"]["could_not_tell"] == "git is not installed"
     assert "could not tell whether they were changed: git is not installed" in no_git.stdout
+
+
+def test_what_is_kept_of_an_earlier_cassette_is_masked_when_recording_again(project: Project) -> None:
+    env = {"SERVICE_API_KEY": SERVICE_KEY}
+    with ScriptedServer("/chat", json_reply({"content": "svc: hello"})) as service:
+        env["SVC_URL"] = service.endpoint
+        project.run("-i", "tests/s.jsonl", "--record", "tapes", env=env)
+        tape = project.root / "tapes" / "tests" / "s.jsonl.json"
+        older = json.loads(tape.read_text())          # as an older agenttest left it: the secret in clear
+        older["cases"]["fail"][0]["responses"] = [{"error": f"refused with key {SERVICE_KEY}", "kind": "agent"}]
+        tape.write_text(json.dumps(older))
+        project.run("-i", "tests/s.jsonl", "--run", "hello", "--record", "tapes", env=env)
+    kept = json.loads(tape.read_text())["cases"]["fail"][0]["responses"]
+    assert kept == [{"error": "refused with key ***", "kind": "agent"}]
