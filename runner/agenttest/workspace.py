@@ -11,12 +11,17 @@ from pathlib import Path
 def repository_root(start: Path, environ: Mapping[str, str] | None = None) -> Path:
     """The git top-level above `start` (found by walking up to `.git`, no git call: a root-owned container would
     need `safe.directory`), else `$GITHUB_WORKSPACE`, else `start` itself."""
+    return checkout_root(start, environ) or start.resolve()
+
+
+def checkout_root(start: Path, environ: Mapping[str, str] | None = None) -> Path | None:
+    """The checkout holding `start`: its git top-level, else `$GITHUB_WORKSPACE`; None outside both."""
     start = start.resolve()
     for directory in [start, *start.parents]:
         if (directory / ".git").exists():
             return directory
     workspace = (environ if environ is not None else os.environ).get("GITHUB_WORKSPACE")
-    return Path(workspace).resolve() if workspace else start
+    return Path(workspace).resolve() if workspace else None
 
 
 def git_root(start: Path) -> Path | None:

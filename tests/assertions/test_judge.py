@@ -446,8 +446,7 @@ def test_usage_counts_a_call_whose_reply_is_unreadable() -> None:
 
 def cached_caller(judge: ScriptedJudge, directory: Path, fingerprint: str = "model-a",
                   credentials: tuple[str, ...] = ("sk-judge-1",), errors: io.StringIO | None = None) -> HelperCaller:
-    cache = HelperCache(directory / "cache", repository=directory / "repo", key_file=directory / "key",
-                        errors=errors)
+    cache = HelperCache(directory / "cache", checkout=directory / "repo", key_file=directory / "key", errors=errors)
     return HelperCaller(agents=Pool(judge, fingerprint=fingerprint, credentials=credentials), cache=cache)
 
 

@@ -125,3 +125,16 @@ def test_a_cache_entry_that_is_a_fifo_a_symlink_or_too_large_is_never_read(
     again = run(project, server, "ci", "--cache", "cache")
     assert again.code == 1 and helper.calls["judge"] == 6, again.stdout
     assert again.stderr.count("⚠ helper cache cache: ignored an entry") == 1
+
+
+def test_a_cache_key_inside_the_checkout_is_never_used(project: Project, brain: tuple[HelperBrain, FakeOpenAI]) -> None:
+    helper, server = brain
+    committed = project.root / ".cache" / "agenttest" / "key"
+    committed.parent.mkdir(parents=True)
+    committed.write_text("ab" * 32 + "\n")                    # a key a pull request committed, known to its author
+    for expected_calls in (1, 2):
+        inside = project.run("-i", "tests/s.jsonl", env={"BRAIN_URL": server.base_url, "BRAIN_KEY": BRAIN_KEY,
+                                                         "XDG_CACHE_HOME": str(project.root / ".cache")})
+        assert inside.code == 1 and helper.calls["judge"] == expected_calls
+        assert inside.stderr.count(f"its key {committed} would lie inside the checkout") == 1
+    assert not list((project.root / ".cache").rglob("*.json"))

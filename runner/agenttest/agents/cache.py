@@ -58,11 +58,11 @@ def default_cache_directory(environ: Mapping[str, str] | None = None) -> Path:
 class HelperCache:
     """Replies of helper agents on disk, one file per request key, each authenticated (see the module)."""
 
-    def __init__(self, directory: Path, *, repository: Path, shown: str | None = None, key_file: Path | None = None,
-                 errors: TextIO | None = None) -> None:
+    def __init__(self, directory: Path, *, checkout: Path | None, shown: str | None = None,
+                 key_file: Path | None = None, errors: TextIO | None = None) -> None:
         self.directory = directory
         self._shown = shown or str(directory)       # as the user named it
-        self._repository = repository.resolve()
+        self._checkout = checkout.resolve() if checkout is not None else None
         self._key_file = key_file or user_cache_home() / "key"
         self._errors = errors or sys.stderr
         self._secret: bytes | None = None
@@ -146,11 +146,12 @@ class HelperCache:
 
     def _machine_secret(self) -> bytes:
         """The random secret of this machine's (this user's) cache, made on first use, readable by its owner only.
-        Never one inside the repository: a pull request could have committed it."""
+        Never one inside the checkout (the git repository, or the Actions workspace): a pull request could have
+        committed it."""
         path = self._key_file
-        if path.resolve().is_relative_to(self._repository):
-            raise ValueError(f"its key {path} would lie inside the repository, where a pull request could have "
-                             "put it (set XDG_CACHE_HOME outside the checkout)")
+        if self._checkout is not None and path.resolve().is_relative_to(self._checkout):
+            raise ValueError(f"its key {path} would lie inside the checkout, where a pull request could have put "
+                             "it (set XDG_CACHE_HOME outside the checkout)")
         try:
             text = read_regular_file(path, 1024).decode("ascii").strip()
             if len(text) == 2 * _KEY_BYTES and all(c in "0123456789abcdef" for c in text):

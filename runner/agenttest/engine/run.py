@@ -40,7 +40,7 @@ from ..results import CaseResult, Summary
 from ..timeouts import within
 from ..usage import Usage
 from ..user_errors import collecting
-from ..workspace import repository_root, write_refusal
+from ..workspace import checkout_root, repository_root, write_refusal
 from .case_runner import AFTER_HOOK_GRACE, RunServices, base_result, case_dict, result_dict
 from .context import RunContext
 from .dynamic import DynamicRunner
@@ -129,8 +129,7 @@ async def _run_suite(config: RunConfig, suite: Suite, pool: AgentPool, checks: C
     cached = not (options.no_cache or options.record or options.replay)
     if cached:
         refuse_leaving(config.cache_dir, f"--cache {options.cache or config.cache_dir}", config.cwd)
-    cache = HelperCache(config.cache_dir, repository=repository_root(config.cwd),
-                        shown=options.cache) if cached else None
+    cache = HelperCache(config.cache_dir, checkout=checkout_root(config.cwd), shown=options.cache) if cached else None
     if options.max_cost is not None and not options.replay:
         check_prices(pool, [(config.agent_id or "", options.connector),
                             *((s.ref, None) for _, s in suite.generators if s.kind == "agent")])
