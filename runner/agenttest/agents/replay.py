@@ -40,27 +40,35 @@ MAX_CASSETTE_BYTES = 256 * 1024 * 1024     # 10,000 recorded cases take ~9 MB
 _CASSETTE = json.JSONEncoder(sort_keys=True, ensure_ascii=False, indent=1, default=str)
 
 
-def canonical(request: AgentRequest) -> dict[str, Any]:
-    """What identifies a call: the request as agents receive it, chat id left out, secrets masked, and every JSON
-    text it holds written with its keys sorted (`_sorted_json`)."""
+def canonical(request: AgentRequest) -> tuple[dict[str, Any], str]:
+    """What identifies a call — the request as agents receive it, chat id left out, secrets masked (`keyed`) —
+    and its key."""
     context = {key: value for key, value in request.context.items() if key not in _VOLATILE}
-    return redact(_sorted_json({"agent": request.agent, "role": request.role, "messages": request.messages,
-                                "options": request.options, "context": context}))
+    return keyed(redact({"agent": request.agent, "role": request.role, "messages": request.messages,
+                         "options": request.options, "context": context}))
 
 
-def _sorted_json(value: Any) -> Any:
-    """`value` with every string that is a JSON object or array rewritten with its keys sorted, at every depth. A
-    helper's request is its payload as JSON text, and that payload quotes the agent's reply: replayed from a
-    cassette (written with sorted keys) the reply's objects come back in another order than the agent sent them,
-    and the same request must still be the same call."""
+def keyed(shown: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    """`shown` with every string in it that is a JSON object or array written with its keys sorted, at every depth,
+    and its key: a hash of it. A helper's request is its payload as JSON text, and that payload quotes the agent's
+    reply: replayed from a cassette (written with sorted keys) the reply's objects come back in another order than
+    the agent sent them, and the same request must still be the same call."""
+    text = json.dumps(shown, sort_keys=True, ensure_ascii=False, default=str)
+    if '"{' in text or '"[' in text:         # a string that opens like JSON: most calls hold none
+        shown = _sorted(shown)
+        text = json.dumps(shown, sort_keys=True, ensure_ascii=False, default=str)
+    return shown, hashlib.sha256(text.encode("utf-8")).hexdigest()[:24]
+
+
+def _sorted(value: Any) -> Any:
     if isinstance(value, dict):
-        return {key: _sorted_json(item) for key, item in value.items()}
+        return {key: _sorted(item) for key, item in value.items()}
     if isinstance(value, list):
-        return [_sorted_json(item) for item in value]
+        return [_sorted(item) for item in value]
     if isinstance(value, str) and value[:1] in ("{", "["):
         parsed = _json_container(value)
         if parsed is not None:          # a tool's result quoted in a conversation is JSON inside JSON
-            return json.dumps(_sorted_json(parsed), sort_keys=True, ensure_ascii=False)
+            return json.dumps(_sorted(parsed), sort_keys=True, ensure_ascii=False)
     return value
 
 
@@ -71,11 +79,6 @@ def _json_container(text: str) -> dict[str, Any] | list[Any] | None:
     except (ValueError, RecursionError):
         return None
     return parsed if isinstance(parsed, (dict, list)) else None
-
-
-def request_key(shown: dict[str, Any]) -> str:
-    text = json.dumps(shown, sort_keys=True, ensure_ascii=False, default=str)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:24]
 
 
 @dataclass
@@ -168,8 +171,7 @@ class Cassettes:
              config: RecordedConfig | None = None) -> AgentResponse:
         """The recorded response of this call, by an agent configured as `config` is. AgentCallError (`infra`)
         saying what is missing, and how the nearest recording differs, when there is none."""
-        shown = canonical(request)
-        key = request_key(shown)
+        shown, key = canonical(request)
         rank = self.rank(case, key)
         path = self.path_for(case)
         try:
@@ -207,8 +209,7 @@ class Cassettes:
                config: RecordedConfig | None = None) -> None:
         """Keep one call's outcome (a response, or the error it failed with), in the order calls were made, with
         the configuration of the agent that answered."""
-        shown = canonical(request)
-        key = request_key(shown)
+        shown, key = canonical(request)
         path = self.path_for(case)
         digest = None
         if config is not None:
@@ -295,8 +296,8 @@ def _load(path: Path, shown: str) -> _File:
 def _interaction(item: dict[str, Any]) -> _Interaction:
     if not isinstance(item["request"], dict):
         raise TypeError("a recorded 'request' is not an object")
-    request = _sorted_json(item["request"])
-    return _Interaction(request_key(request), str(item["agent"]), str(item["role"]), request,
+    request, key = keyed(item["request"])
+    return _Interaction(key, str(item["agent"]), str(item["role"]), request,
                         list(item["responses"]), None if item.get("config") is None else str(item["config"]))
 
 
