@@ -19,6 +19,7 @@ from typing import Any
 import click
 
 from .actions_log import write_line
+from .agents.cache import user_cache_home
 from .cases.sources import sources
 from .config import RunConfig
 from .errors import EXIT_USAGE, AgentTestError, UsageError
@@ -69,6 +70,8 @@ def run_action(environ: Mapping[str, str]) -> int:
     finally:
         if launched.config is not None:
             hand_over(_written_paths(launched.config), settings.workspace)
+            # The helper cache and its key, in $HOME: the runner's user must read them (actions/cache).
+            hand_over([user_cache_home()], Path.home())
     config, outcome = launched.config, launched.outcome
     if config is None or outcome is None:       # the launch has set the conclusion `error`
         return _fail(environ, str(launched.error), launched.exit_code, outputs=False)
@@ -138,18 +141,20 @@ def parse_args(suites: list[str], args: str) -> dict[str, Any]:
     return {key: value for key, value in context.params.items() if value is not None and value != ()}
 
 
-def hand_over(paths: Iterable[Path], workspace: Path) -> None:
-    """Give what the run wrote in the workspace to the workspace's owner (a docker action runs as root, and
-    root-owned files break later steps and the next checkout), with the directories it created on the way."""
-    if not hasattr(os, "geteuid") or os.geteuid() != 0 or not workspace.is_dir():
+def hand_over(paths: Iterable[Path], top: Path) -> None:
+    """Give what the run wrote under `top` — the workspace, or $HOME — to the owner of `top` (a docker action runs
+    as root, and root-owned files break later steps, the next checkout and `actions/cache`), with the directories
+    it created on the way."""
+    if not hasattr(os, "geteuid") or os.geteuid() != 0 or not top.is_dir():
         return
-    owner = workspace.stat()
+    top = top.resolve()
+    owner = top.stat()
     for path in paths:
         path = path.resolve()
-        if not path.exists() or workspace not in path.parents:
+        if not path.exists() or top not in path.parents:
             continue
         for parent in path.parents:
-            if parent == workspace:
+            if parent == top:
                 break
             _chown(parent, owner.st_uid, owner.st_gid)
         _chown(path, owner.st_uid, owner.st_gid)
@@ -170,7 +175,7 @@ def _written_paths(config: RunConfig) -> list[Path]:
     paths = [config.output_dir, *artifact_paths(config).values()]
     paths += [config.cwd / value for value in (options.output, options.record) if value]
     if not options.no_cache:
-        paths.append(config.cwd / options.cache)
+        paths.append(config.cache_dir)
     return paths
 
 

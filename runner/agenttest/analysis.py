@@ -130,19 +130,25 @@ def case_key(result: Mapping[str, Any]) -> tuple[str, str]:
 def compare(current: Mapping[str, Any], baseline: Mapping[str, Any], *, path: str = "",
             partial: bool = False) -> dict[str, Any]:
     """How this run differs from an earlier one, case by case (keyed by file and id): regressions (passed then,
-    not now), fixes, still failing, new and removed cases, and pass-rate and duration changes. A `partial` run
-    (one shard) cannot tell removed cases from other shards' cases: it reports none."""
+    not now), fixes, still failing, new and removed cases, and pass-rate and duration changes. `introduced` lists
+    the failing cases the baseline did not see fail as they are — new, with another definition under a reused id,
+    or skipped then: the change brought them, and `fail-on: regression` fails on them as on regressions. A
+    `partial` run (one shard) cannot tell removed cases from other shards' cases: it reports none."""
     before, now = _by_key(baseline), _by_key(current)
     _match_moved(before, now)
     groups: dict[str, list[dict[str, Any]]] = {"regressions": [], "fixes": [], "still_failing": [], "new": [],
-                                               "removed": []}
+                                               "removed": [], "introduced": []}
     changes: list[dict[str, Any]] = []
     for key, result in now.items():
         old = before.get(key)
         if old is None:
             groups["new"].append(_entry(result, None))
+            if _passed(result) is False:
+                groups["introduced"].append(_entry(result, None))
             continue
         was, is_ = _passed(old), _passed(result)
+        if is_ is False and not was and (was is None or _redefined(result, old)):
+            groups["introduced"].append(_entry(result, old))
         if was is None or is_ is None:          # skipped then or now: nothing to compare
             continue
         if was and not is_:
@@ -198,6 +204,22 @@ def _unique_ids(keys: list[tuple[str, str]]) -> dict[str, tuple[str, str]]:
     for _, case_id in keys:
         counts[case_id] = counts.get(case_id, 0) + 1
     return {case_id: key for key in keys for case_id in [key[1]] if counts[case_id] == 1}
+
+
+def _redefined(result: Mapping[str, Any], old: Mapping[str, Any]) -> bool:
+    """Whether the case under this key is another case than the baseline's: both reports give its definition
+    digest, and they differ (an id reused for another case, or the case rewritten). Reports from before the
+    digest cannot tell."""
+    now, then = result.get("definition"), old.get("definition")
+    return isinstance(now, str) and isinstance(then, str) and now != then
+
+
+def failures_under_regression(comparison: Mapping[str, Any] | None) -> int | None:
+    """How many cases fail a run under `fail-on: regression`: its regressions and the failures it introduced
+    (`compare`); None without a comparison."""
+    if not isinstance(comparison, Mapping):
+        return None
+    return sum(len(comparison.get(group) or []) for group in ("regressions", "introduced"))
 
 
 def _passed(result: Mapping[str, Any]) -> bool | None:
@@ -311,8 +333,9 @@ def _one_place(value: float) -> str:
 
 def exit_code(ok: bool, fail_on: str, regressions: int | None, *, spent: bool = False) -> int:
     """The run's exit code for a finished run: `failure` (default) fails on any case that did not pass;
-    `regression` only on regressions against the baseline (on any failure without one) — and on a spent budget,
-    which left cases unchecked; `never` does not fail."""
+    `regression` only on `regressions` — `failures_under_regression`: regressions against the baseline and the
+    failures the change introduced (on any failure without a baseline) — and on a spent budget, which left cases
+    unchecked; `never` does not fail."""
     if fail_on == "never":
         return EXIT_OK
     if fail_on == "regression" and regressions is not None:

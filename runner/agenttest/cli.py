@@ -95,7 +95,8 @@ def main() -> None:
 @click.option("--ctx", type=click.Path(dir_okay=False), help="JSON context file (chat_id, authorized, metadata…).")
 @click.option("-v", "--verbose", is_flag=True, default=None, help="Show outputs and every assertion verdict.")
 @click.option("--simulator", metavar="ID", help="Simulator agent for dynamic cases that name none.")
-@click.option("--cache", metavar="DIR", help="Cache of judge, simulator and generator replies [.agenttest-cache].")
+@click.option("--cache", metavar="DIR",
+              help="Cache of judge, simulator and generator replies [~/.cache/agenttest/helpers].")
 @click.option("--no-cache", is_flag=True, default=None, help="Ask every helper agent afresh (and store nothing).")
 @click.option("--before", help="Global BeforeAll hook, module.Function.")
 @click.option("--after", help="Global AfterAll hook, module.Function.")

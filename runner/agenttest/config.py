@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .agents.cache import default_cache_directory
 from .cases.model import Case, InvalidCase
 from .cases.sources import existing_path
 from .hints import did_you_mean
@@ -40,6 +41,11 @@ class RunConfig:
     @property
     def summary(self) -> Path:
         return self.cwd / self.options.summary if self.options.summary else self.output_dir / "summary.md"
+
+    @property
+    def cache_dir(self) -> Path:
+        """The helper cache: `--cache DIR`, else outside the checkout, in the user's cache directory."""
+        return self.cwd / self.options.cache if self.options.cache else default_cache_directory()
 
     @property
     def ctx_file(self) -> Path | None:

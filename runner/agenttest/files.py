@@ -6,6 +6,7 @@ import filecmp
 import json
 import os
 import re
+import stat
 import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -94,6 +95,27 @@ def _written_beside(path: Path, text: str | bytes | Iterable[bytes]) -> str:
         Path(tmp).unlink(missing_ok=True)
         raise
     return tmp
+
+
+def read_regular_file(path: Path, limit: int) -> bytes:
+    """The bytes of `path` when it is a regular file of at most `limit` bytes — not a symlink (to `/dev/zero`, or
+    out of the repository), a device or a FIFO: what agenttest itself wrote and reads back (cassettes, cache
+    entries), which a pull request may have replaced. FileNotFoundError when there is none; OSError or ValueError
+    saying why it is not read otherwise, before anything of it is."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    if path.is_symlink():           # O_NOFOLLOW says ELOOP, and Windows has none
+        raise ValueError("it is a symbolic link, which agenttest never writes")
+    descriptor = os.open(path, flags)
+    with os.fdopen(descriptor, "rb") as handle:
+        info = os.fstat(descriptor)
+        if not stat.S_ISREG(info.st_mode):
+            raise ValueError("it is not a regular file")
+        if info.st_size > limit:
+            raise ValueError(f"it is {info.st_size:,} bytes, more than the {limit:,} agenttest reads")
+        data = handle.read(limit + 1)
+    if len(data) > limit:           # it grew while being read
+        raise ValueError(f"it is more than the {limit:,} bytes agenttest reads")
+    return data
 
 
 # orjson writes what `json.dumps(..., ensure_ascii=False, indent=2 or separators=(",", ":"))` writes, 50-100x

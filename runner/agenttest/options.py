@@ -42,7 +42,7 @@ class RunOptions(BaseModel):
     dry_run: bool = False
     baseline: str | None = None
     retries: int = Field(2, ge=0)
-    cache: str = ".agenttest-cache"
+    cache: str | None = None            # None: the user's cache directory (agents.cache.default_cache_directory)
     no_cache: bool = False
     record: str | None = None
     replay: str | None = None
@@ -61,8 +61,8 @@ class RunOptions(BaseModel):
 
     @field_validator("cache")
     @classmethod
-    def _cache_directory(cls, value: str) -> str:
-        if not value.strip():
+    def _cache_directory(cls, value: str | None) -> str | None:
+        if value is not None and not value.strip():
             raise ValueError("needs a directory (or use --no-cache)")
         return value
 

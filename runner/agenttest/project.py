@@ -6,7 +6,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -35,6 +35,15 @@ class ConfigFile(BaseModel):
     agents: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
 
+class SecretSetting(NamedTuple):
+    """A setting that holds a secret `${VAR}`: as written in agenttest.yaml (`--token ${EXEC_TOKEN}`: what a
+    cassette shows, the same on every machine and without the secret) and as expanded (what the helper cache
+    authenticates with)."""
+
+    written: str
+    value: str
+
+
 @dataclass
 class ProjectConfig:
     """A loaded, validated agenttest.yaml (or the empty one when there is none)."""
@@ -44,6 +53,8 @@ class ProjectConfig:
     connectors: dict[str, registry.ConnectorSettings] = field(default_factory=dict)
     agents: dict[str, registry.ProviderSettings | BuiltinSettings] = field(default_factory=dict)
     missing: dict[str, str] = field(default_factory=dict)   # key path → environment variable that is not set
+    # key path → every value that holds a secret variable, as written and as expanded (`SecretSetting`)
+    secret_settings: dict[str, SecretSetting] = field(default_factory=dict)
 
     @property
     def directory(self) -> Path:
@@ -107,7 +118,8 @@ def load_project(path: Path | None) -> ProjectConfig:
         raise ConfigError("the top level must be a mapping", Where(where))
     missing: dict[str, str] = {}
     problems: list[str] = []
-    expanded = _expand(raw, where, (), missing, problems)
+    secret_settings: dict[str, SecretSetting] = {}
+    expanded = _expand(raw, where, (), missing, problems, secret_settings)
     parsed: ConfigFile | None = None
     try:
         parsed = ConfigFile.model_validate(expanded)
@@ -125,7 +137,8 @@ def load_project(path: Path | None) -> ProjectConfig:
     for connector in parsed.connectors.values():
         if connector.api_key:
             register_secret(connector.api_key)
-    return ProjectConfig(path=path, defaults=defaults, connectors=parsed.connectors, agents=agents, missing=missing)
+    return ProjectConfig(path=path, defaults=defaults, connectors=parsed.connectors, agents=agents, missing=missing,
+                         secret_settings=secret_settings)
 
 
 def problems_message(problems: list[str]) -> str:
@@ -150,7 +163,8 @@ def _check_defaults(defaults: dict[str, Any], problems: list[str]) -> dict[str, 
     return known
 
 
-def _expand(value: Any, file: str, keys: tuple[str, ...], missing: dict[str, str], problems: list[str]) -> Any:
+def _expand(value: Any, file: str, keys: tuple[str, ...], missing: dict[str, str], problems: list[str],
+            secret_settings: dict[str, SecretSetting]) -> Any:
     """Replace ${VAR} / ${VAR:-default} in every string; register the values that are secrets (SPEC §11): every
     variable in an `api_key`, a header, an exec `env` value, a URL's user-info or query value, and every variable
     whose name looks like a credential. A variable that must be set and is not is added to `problems`.
@@ -159,9 +173,11 @@ def _expand(value: Any, file: str, keys: tuple[str, ...], missing: dict[str, str
     in `missing` (key path → variable) and checked when that agent runs, so a fork without the secrets of a remote
     agent can still test a local one from the same file."""
     if isinstance(value, dict):
-        return {k: _expand(v, file, (*keys, str(k)), missing, problems) for k, v in value.items()}
+        return {k: _expand(v, file, (*keys, str(k)), missing, problems, secret_settings)
+                for k, v in value.items()}
     if isinstance(value, list):
-        return [_expand(v, file, (*keys, str(i)), missing, problems) for i, v in enumerate(value)]
+        return [_expand(v, file, (*keys, str(i)), missing, problems, secret_settings)
+                for i, v in enumerate(value)]
     if not isinstance(value, str) or "${" not in value:
         return value
     secret_place = bool(keys) and (keys[-1] == "api_key" or "headers" in keys or keys[-2:-1] == ("env",))
@@ -180,10 +196,12 @@ def _expand(value: Any, file: str, keys: tuple[str, ...], missing: dict[str, str
     result = "".join(pieces)
     areas, parts = credential_spans(result)
     for start, end, name in substituted:
+        if secret_place or CREDENTIAL_NAME.search(name) or any(a <= start and end <= b for a, b in areas):
+            secret_settings[".".join(keys)] = SecretSetting(value, result)
+            if start < end:
+                register_secret(result[start:end])
         if start == end:
             continue
-        if secret_place or CREDENTIAL_NAME.search(name) or any(a <= start and end <= b for a, b in areas):
-            register_secret(result[start:end])
         for part_start, part_end in parts:          # a whole URL from one variable: its user-info and query values
             if start < part_end and part_start < end:
                 register_part(result[part_start:part_end])

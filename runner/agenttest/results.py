@@ -40,6 +40,7 @@ class CaseResult:
     stability: dict[str, Any] | None = None         # with --runs: pass rate, class, flaky, durations
     position: int | None = None                     # with --shard: the case's place in the whole suite
     agent_id: str | None = None                     # the agent under test (one run may test several)
+    definition: str | None = None                   # the case's definition digest (`Case.definition`)
     # Once bound the result is final: its JSON shape is built once, for events.jsonl and again for report.json.
     _shape: dict[str, Any] | None = field(default=None, init=False, repr=False, compare=False)
     _bound: bool = field(default=False, init=False, repr=False, compare=False)
@@ -114,6 +115,8 @@ class CaseResult:
             out["agent_id"] = self.agent_id
         if self.source:
             out["source"] = self.source
+        if self.definition:
+            out["definition"] = self.definition
         out["assertions"] = [a.to_dict() for a in self.assertions]
         target = self.usage.tokens("target")
         if target:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from .errors import UsageError
 from .project import CONFIG_NAMES
-from .workspace import repository_root
+from .workspace import repository_root, write_refusal
 
 SUITE = "tests/agents/example.jsonl"
 # Where each file goes, relative to the repository root, and the template it is written from.
@@ -20,13 +20,17 @@ FILES = (("agenttest.yaml", "agenttest.yaml"), (SUITE, "example.jsonl"),
 def scaffold(cwd: Path) -> list[Path]:
     """Write the starting files at the root of the git repository holding `cwd` (or in `cwd`, outside git) and
     return their paths. UsageError, and nothing written, when any of them (or another agenttest config) is there
-    already: init never overwrites."""
+    already — init never overwrites — or a folder on the way leads out of the repository."""
     root = repository_root(cwd, environ={})
     taken = [name for name in (*CONFIG_NAMES, *(target for target, _ in FILES[1:]))
              if os.path.lexists(root / name)]
     if taken:
         raise UsageError(f"init: {', '.join(taken)} already exist{'s' if len(taken) == 1 else ''} in {root}; "
                          "nothing was written (init never overwrites a file)")
+    for target, _ in FILES:      # `tests/` or `.github/` a symlink out of the repository: nothing is written
+        why = write_refusal(root / target, root)
+        if why:
+            raise UsageError(f"init: {target}: {why}; nothing was written")
     templates = resources.files(__package__).joinpath("templates")
     written = []
     for target, template in FILES:

@@ -11,12 +11,17 @@ from pathlib import Path
 def repository_root(start: Path, environ: Mapping[str, str] | None = None) -> Path:
     """The git top-level above `start` (found by walking up to `.git`, no git call: a root-owned container would
     need `safe.directory`), else `$GITHUB_WORKSPACE`, else `start` itself."""
+    return checkout_root(start, environ) or start.resolve()
+
+
+def checkout_root(start: Path, environ: Mapping[str, str] | None = None) -> Path | None:
+    """The checkout holding `start`: its git top-level, else `$GITHUB_WORKSPACE`; None outside both."""
     start = start.resolve()
     for directory in [start, *start.parents]:
         if (directory / ".git").exists():
             return directory
     workspace = (environ if environ is not None else os.environ).get("GITHUB_WORKSPACE")
-    return Path(workspace).resolve() if workspace else start
+    return Path(workspace).resolve() if workspace else None
 
 
 def git_root(start: Path) -> Path | None:
@@ -36,6 +41,23 @@ def attachment_root(suite_dir: Path, project_dir: Path | None = None) -> Path:
     if project_dir is not None and suite_dir.is_relative_to(project_dir.resolve()):
         return project_dir.resolve()
     return suite_dir
+
+
+def write_refusal(path: Path, root: Path, within: Path | None = None) -> str | None:
+    """Why agenttest must not write `path` (None when it may). A path named inside the repository must stay inside
+    it once its symlinks are followed: a symlink a pull request committed (`agenttest-results -> ~/.ssh`,
+    `tests -> /etc`) must not lead a write out of the checkout. A path named outside the repository is the user's
+    choice; a file under such a directory (`within`, the directory named) must stay inside that directory."""
+    lexical = Path(os.path.normpath(path.absolute()))
+    real = path.resolve()
+    top = root.resolve()
+    if any(lexical.is_relative_to(place) for place in (root.absolute(), top)):
+        if real.is_relative_to(top):
+            return None
+        return f"it leads through a symlink to {real}, outside the repository"
+    if within is None or real.is_relative_to(within.resolve()) or real.is_relative_to(top):
+        return None
+    return f"it leads through a symlink to {real}, outside {within}"
 
 
 MAX_SUITE_FILE_BYTES = 64 * 1024 * 1024     # a suite file, a JSON schema, an attachment, a script or hook module

@@ -291,7 +291,8 @@ def test_judged_and_dynamic_suites_run_through_the_action(tmp_path: Path) -> Non
     assert by_id["never-submits"]["error"] == "max turns (2) exceeded without reaching: submitted"
     assert "**Conversation** — 2 turns, 0 of 1 checkpoints reached" in step.step_summary
     assert "::error file=tests/more.jsonl,line=1,title=agenttest%3A never-submits (failed)::" in step.stdout
-    assert not (workspace / ".agenttest-cache").exists()      # in-process helpers are never cached
+    assert not (Path(os.environ["XDG_CACHE_HOME"]) / "agenttest" / "helpers").exists()   # in-process helpers are
+    assert not (workspace / ".agenttest-cache").exists()                                 # never cached
 
 
 @pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs root, as in the container")
@@ -312,11 +313,17 @@ def test_the_helper_cache_is_handed_to_the_workspace_owner(workspace: Path) -> N
             """))
         (workspace / "evals" / "judged.jsonl").write_text(json.dumps(
             {"id": "j", "input": "hi", "assert": {"type": "agent", "use": "agents:judge", "value": "says 'hi'"}}))
-        step = run_action(workspace, {"input": "evals/judged.jsonl"})
+        # The container's $HOME is the runner's _github_home, its user's; no XDG_CACHE_HOME: the cache and its key
+        # go there, and actions/cache (run as that user) must read them.
+        home = workspace.parent / "_github_home"
+        home.mkdir()
+        os.chown(home, OWNER_UID, OWNER_UID)
+        step = run_action(workspace, {"input": "evals/judged.jsonl"}, env={"XDG_CACHE_HOME": ""})
     assert step.code == 0, step.stdout + step.stderr
-    cache = workspace / ".agenttest-cache"
-    assert brain.calls["judge"] == 1 and len(list(cache.rglob("*.json"))) == 1
-    assert {p.stat().st_uid for p in [cache, *cache.rglob("*")]} == {OWNER_UID}
+    cache = home / ".cache" / "agenttest"
+    assert brain.calls["judge"] == 1 and len(list((cache / "helpers").rglob("*.json"))) == 1
+    assert (cache / "key").is_file() and not (workspace / ".agenttest-cache").exists()
+    assert {p.stat().st_uid for p in [home / ".cache", cache, *cache.rglob("*")]} == {OWNER_UID}
 
 
 def test_a_hostile_suite_through_the_action_runs_no_workflow_command(workspace: Path) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 from pathlib import Path
 from typing import Any
@@ -43,9 +44,10 @@ class ScriptedJudge:
 class Pool:
     """The run's agent pool as a HelperCaller sees it."""
 
-    def __init__(self, *agents: ScriptedJudge, fingerprint: str = "model-a") -> None:
+    def __init__(self, *agents: ScriptedJudge, fingerprint: str = "model-a", credentials: tuple[str, ...] = ()) -> None:
         self.agents = {agent.id: agent for agent in agents}
         self.fingerprints = {agent.id: fingerprint for agent in agents}
+        self.secrets = list(credentials)
 
     def get(self, agent_id: str) -> ScriptedJudge:
         return self.agents[agent_id]
@@ -55,6 +57,9 @@ class Pool:
 
     def fingerprint(self, agent_id: str) -> str:
         return self.fingerprints[agent_id]
+
+    def credentials(self, agent_id: str, connector: str | None = None) -> list[str]:
+        return self.secrets
 
 
 def prepared(value: Any = "the reply greets the user", use: Any = f"agents:{JUDGE}", **fields: Any) -> AssertionSpec:
@@ -439,8 +444,10 @@ def test_usage_counts_a_call_whose_reply_is_unreadable() -> None:
 # cache
 
 
-def cached_caller(judge: ScriptedJudge, directory: Path, fingerprint: str = "model-a") -> HelperCaller:
-    return HelperCaller(agents=Pool(judge, fingerprint=fingerprint), cache=HelperCache(directory))
+def cached_caller(judge: ScriptedJudge, directory: Path, fingerprint: str = "model-a",
+                  credentials: tuple[str, ...] = ("sk-judge-1",), errors: io.StringIO | None = None) -> HelperCaller:
+    cache = HelperCache(directory / "cache", checkout=directory / "repo", key_file=directory / "key", errors=errors)
+    return HelperCaller(agents=Pool(judge, fingerprint=fingerprint, credentials=credentials), cache=cache)
 
 
 def test_cache_answers_an_identical_second_evaluation(tmp_path: Path) -> None:
@@ -497,3 +504,18 @@ def test_cache_serves_a_first_sample_to_a_single_sample_assertion(tmp_path: Path
     single = judged(judge, helpers=cached_caller(judge, tmp_path))
     assert len(judge.requests) == 2
     assert (single.passed, single.message) == (True, "a")
+
+
+def test_cache_trusts_only_entries_written_with_the_same_credentials_and_says_so_once(tmp_path: Path) -> None:
+    judge = ScriptedJudge({"passed": False, "reason": "rude"})
+    judged(judge, helpers=cached_caller(judge, tmp_path))
+    said = io.StringIO()
+    rotated = judged(judge, helpers=cached_caller(judge, tmp_path, credentials=("sk-judge-2",), errors=said))
+    assert len(judge.requests) == 2 and rotated.passed is False
+    assert said.getvalue().count("ignored an entry") == 1
+    entry = next((tmp_path / "cache").rglob("*.json"))
+    forged = json.loads(entry.read_text())
+    forged["response"]["data"] = {"passed": True, "reason": "forged"}
+    entry.write_text(json.dumps(forged))
+    tampered = judged(judge, helpers=cached_caller(judge, tmp_path, credentials=("sk-judge-2",)))
+    assert (tampered.passed, len(judge.requests)) == (False, 3)

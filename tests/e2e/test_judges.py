@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -254,12 +255,14 @@ def test_judge_replies_are_cached_by_request_and_never_hold_the_key(
     project.suite("s.jsonl", judged("a", "say x", "'x' and more"))
     run(project, server, "-i", "s.jsonl")
     assert helper.calls["judge"] == 6            # other criteria, another request
-    cache = project.root / ".agenttest-cache"
+    assert not (project.root / ".agenttest-cache").exists()          # kept outside the checkout
+    cache = Path(os.environ["XDG_CACHE_HOME"]) / "agenttest" / "helpers"
     assert (cache / ".gitignore").read_text().endswith("*\n")
     stored = [path.read_text() for path in cache.rglob("*.json")]
     assert len(stored) == 2 and not any(BRAIN_KEY in text for text in stored)
     elsewhere = run(project, server, "-i", "s.jsonl", "--cache", "other-cache")
     assert elsewhere.code == 0 and helper.calls["judge"] == 7 and (project.root / "other-cache").is_dir()
+    assert (project.root / "other-cache" / ".gitignore").is_file()
 
 
 def test_a_prompt_file_replaces_the_built_in_prompt(project: Project, brain: tuple[HelperBrain, FakeOpenAI]) -> None:

@@ -245,7 +245,8 @@ def test_a_baseline_shows_regressions_fixes_new_and_removed_cases(project: Proje
                  env={"GITHUB_ACTIONS": "true"})
     assert result.code == 1
     comparison = result.report["comparison"]
-    assert comparison["counts"] == {"regressions": 1, "fixes": 1, "still_failing": 1, "new": 1, "removed": 1}
+    assert comparison["counts"] == {"regressions": 1, "fixes": 1, "still_failing": 1, "new": 1, "removed": 1,
+                                    "introduced": 0}
     assert [(c["id"], c["was"], c["status"]) for c in comparison["regressions"]] == [("breaks", "passed", "failed")]
     assert [c["id"] for c in comparison["removed"]] == ["gone"] and comparison["baseline"]["path"] == "main/report.json"
     assert comparison["pass_rate"] == {"before": 60.0, "now": 60.0, "delta": 0.0}
@@ -295,9 +296,10 @@ def test_a_shard_report_is_no_baseline_and_regression_without_a_baseline_says_so
 
 
 @pytest.mark.parametrize(("edit", "message"), [
-    ({"status": "weird"}, "results[0]: 'status' 'weird' is none of passed, failed, error, timeout, skipped"),
-    ({"id": 7}, "results[0]: 'id' is not a string"),
-    ({"duration_ms": "slow"}, "results[0]: 'duration_ms' is not a number"),
+    ({"status": "weird"}, "results[0].status: Input should be 'passed', 'failed', 'error', 'timeout' or "
+                          "'skipped'"),
+    ({"id": 7}, "results[0].id: expected a string, got number"),
+    ({"duration_ms": "slow"}, "results[0].duration_ms: expected a number, got string"),
 ])
 def test_an_edited_report_is_refused_as_a_baseline_and_by_merge_naming_what_is_wrong(
         project: Project, edit: dict[str, Any], message: str) -> None:

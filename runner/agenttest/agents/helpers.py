@@ -35,6 +35,8 @@ class HelperAgents(Protocol):
 
     def fingerprint(self, agent_id: str) -> str: ...
 
+    def credentials(self, agent_id: str, connector: str | None = None) -> list[str]: ...
+
 
 @dataclass
 class HelperCaller:
@@ -60,8 +62,9 @@ class HelperCaller:
         request = self.request(role, agent_id, payload, connector=connector)
         cached_here = self.cache is not None and self.agents.cacheable(agent_id)
         key = HelperCache.key(request, self.agents.fingerprint(agent_id), sample) if cached_here else None
+        credentials = self.agents.credentials(agent_id, connector) if cached_here else []
         if key is not None and self.cache is not None:
-            cached = self.cache.lookup(key)
+            cached = self.cache.lookup(key, credentials)
             if cached is not None:
                 try:
                     value = read(cached)
@@ -81,7 +84,7 @@ class HelperCaller:
         except HelperError as exc:
             raise HelperError(f"{role} {agent_id}: {exc.message}", exc.kind) from exc
         if key is not None and self.cache is not None:
-            self.cache.store(key, request, response)
+            self.cache.store(key, credentials, request, response)
         return value
 
     def request(self, role: str, agent_id: str, payload: dict[str, Any], *,

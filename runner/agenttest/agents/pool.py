@@ -101,6 +101,16 @@ class AgentPool:
         text = json.dumps({"id": agent_id, "agent": described}, sort_keys=True, default=str)
         return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
+    def credentials(self, agent_id: str, connector: str | None = None) -> list[str]:
+        """The settings holding a secret `${VAR}` that a helper answers with — its own, and those of its connector
+        and of the connector a request picks — as expanded: what its cache entries are authenticated with. Not a
+        key written in the file, which a pull request can read."""
+        settings = self._settings(agent_id)
+        places = [f"agents.{agent_id}."] + [f"connectors.{name}." for name in
+                                            {getattr(settings, "connector", None), connector} if name]
+        return sorted(setting.value for place, setting in self.project.secret_settings.items()
+                      if place.startswith(tuple(places)))
+
     async def aclose(self) -> None:
         """Close every agent's connections (and processes)."""
         agents, self._agents = list(self._agents.values()), {}

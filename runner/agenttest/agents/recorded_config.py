@@ -3,8 +3,11 @@ agenttest.yaml without building the agent, so a replay — on a fork with none o
 recording is stale.
 
 Left out: credentials and headers, and where the agent runs (`base_url`, `url`, `cwd`), which differ between a
-maintainer's machine and CI without changing what the agent says. Files the settings name (a system prompt, a
-tool schema, a Python agent's module, a script an `exec` agent runs) count by a digest of their content.
+maintainer's machine and CI without changing what the agent says. A value that holds a secret variable anywhere
+else (an http `body`, an exec `command`, `params`) is shown as written — `--token ${EXEC_TOKEN}` — never with the
+secret: a cassette is committed, and a fork, which has none of the secrets, must describe the agent the same way.
+Files the settings name (a system prompt, a tool schema, a Python agent's module, a script an `exec` agent runs)
+count by a digest of their content.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ..project import ProjectConfig
+from ..secrets import redact
 from .builtin import BuiltinSettings, default_prompt
 
 _LEFT_OUT = {"api_key", "headers", "env", "base_url", "url", "cwd", "price", "description"}
@@ -35,11 +39,14 @@ def recorded_config(project: ProjectConfig, agent_id: str) -> RecordedConfig:
     """The agent's settings as a cassette stores them (plain JSON, file contents as digests)."""
     settings = project.agents[agent_id]
     config_dir = project.directory
-    described: dict[str, Any] = settings.model_dump(mode="json", exclude=_LEFT_OUT, exclude_defaults=True)
+    templates = {place: setting.written for place, setting in project.secret_settings.items()}
+    described: dict[str, Any] = _as_written(
+        settings.model_dump(mode="json", exclude=_LEFT_OUT, exclude_defaults=True), f"agents.{agent_id}", templates)
     connector = project.connectors.get(described.get("connector") or "")
     if connector is not None:
-        described["connector"] = {"name": described["connector"],
-                                  **connector.model_dump(mode="json", include=_CONNECTOR_FIELDS)}
+        name = described["connector"]
+        described["connector"] = {"name": name, **_as_written(
+            connector.model_dump(mode="json", include=_CONNECTOR_FIELDS), f"connectors.{name}", templates)}
     if isinstance(settings, BuiltinSettings):
         prompt = _file_digest(config_dir, settings.prompt) if settings.prompt else _digest(
             default_prompt(settings.builtin).encode("utf-8"))
@@ -55,7 +62,20 @@ def recorded_config(project: ProjectConfig, agent_id: str) -> RecordedConfig:
         argv = shlex.split(command) if isinstance(command, str) else list(command)
         cwd = config_dir / str(getattr(settings, "cwd", None) or ".")
         described["scripts"] = {arg: digest for arg in argv if (digest := _file_digest(cwd, arg))}
+    described = redact(described)        # a secret the settings hold some other way: masked, as everywhere
     return RecordedConfig(described, config_digest(described))
+
+
+def _as_written(value: Any, place: str, templates: dict[str, str]) -> Any:
+    """`value` (settings at key path `place` of agenttest.yaml) with each value that holds a secret variable as it
+    is written in the file."""
+    if place in templates:
+        return templates[place]
+    if isinstance(value, dict):
+        return {key: _as_written(item, f"{place}.{key}", templates) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_as_written(item, f"{place}.{index}", templates) for index, item in enumerate(value)]
+    return value
 
 
 def config_digest(described: dict[str, Any]) -> str:
@@ -73,11 +93,15 @@ def _file_digest(directory: Path, name: str) -> str | None:
         return None
     path = directory / name
     try:
-        if path.is_file():
-            return "sha256:" + _digest(path.read_bytes())[:16]
+        if not path.is_file():
+            return None
+        digest = hashlib.sha256()
+        with path.open("rb") as handle:       # an exec agent's argument may be a model's weights: never whole
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
     except OSError:
         return None
-    return None
+    return "sha256:" + digest.hexdigest()[:16]
 
 
 def _module_digest(config_dir: Path, target: str) -> str | None:

@@ -25,29 +25,60 @@ from typing import Any
 from ..actions_log import write_line
 from ..collection import reading
 from ..errors import AgentCallError
-from ..files import encoded, write_if_changed
-from ..secrets import redact, shorten
+from ..files import encoded, read_regular_file, write_if_changed
+from ..secrets import mask, redact, shorten
+from ..workspace import write_refusal
 from .base import AgentRequest, AgentResponse
 from .recorded_config import RecordedConfig
 
 FORMAT = "agenttest-cassettes"
 _VOLATILE = ("chat_id",)
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+MAX_CASSETTE_BYTES = 256 * 1024 * 1024     # 10,000 recorded cases take ~9 MB
 # How a cassette file is written: one space a level, keys sorted, so that a pull request's diff is small. Written in
 # pieces (a 10,000-case cassette is 9 MB of text; as one string it and its pieces took ~80 MB at once).
 _CASSETTE = json.JSONEncoder(sort_keys=True, ensure_ascii=False, indent=1, default=str)
 
 
-def canonical(request: AgentRequest) -> dict[str, Any]:
-    """What identifies a call: the request as agents receive it, chat id left out, secrets masked."""
+def canonical(request: AgentRequest) -> tuple[dict[str, Any], str]:
+    """What identifies a call — the request as agents receive it, chat id left out, secrets masked (`keyed`) —
+    and its key."""
     context = {key: value for key, value in request.context.items() if key not in _VOLATILE}
-    return redact({"agent": request.agent, "role": request.role, "messages": request.messages,
-                   "options": request.options, "context": context})
+    return keyed(redact({"agent": request.agent, "role": request.role, "messages": request.messages,
+                         "options": request.options, "context": context}))
 
 
-def request_key(shown: dict[str, Any]) -> str:
+def keyed(shown: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    """`shown` with every string in it that is a JSON object or array written with its keys sorted, at every depth,
+    and its key: a hash of it. A helper's request is its payload as JSON text, and that payload quotes the agent's
+    reply: replayed from a cassette (written with sorted keys) the reply's objects come back in another order than
+    the agent sent them, and the same request must still be the same call."""
     text = json.dumps(shown, sort_keys=True, ensure_ascii=False, default=str)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:24]
+    if '"{' in text or '"[' in text:         # a string that opens like JSON: most calls hold none
+        shown = _sorted(shown)
+        text = json.dumps(shown, sort_keys=True, ensure_ascii=False, default=str)
+    return shown, hashlib.sha256(text.encode("utf-8")).hexdigest()[:24]
+
+
+def _sorted(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {key: _sorted(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_sorted(item) for item in value]
+    if isinstance(value, str) and value[:1] in ("{", "["):
+        parsed = _json_container(value)
+        if parsed is not None:          # a tool's result quoted in a conversation is JSON inside JSON
+            return json.dumps(_sorted(parsed), sort_keys=True, ensure_ascii=False)
+    return value
+
+
+def _json_container(text: str) -> dict[str, Any] | list[Any] | None:
+    """The object or array `text` holds, else None."""
+    try:
+        parsed = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    return parsed if isinstance(parsed, (dict, list)) else None
 
 
 @dataclass
@@ -119,6 +150,14 @@ class Cassettes:
         except (ValueError, OSError):
             return source
 
+    def write_refusal(self, source: str) -> str | None:
+        """Why the cassette of `source` (a suite file, a generator input, "") must not be written: a folder of the
+        cassette directory that is a symlink leading out of it and out of the repository (`workspace.write_refusal`).
+        None when it may."""
+        path = self.path_for((source, ""))
+        why = write_refusal(path, self._root or self.directory.resolve(), within=self.directory)
+        return f"{self._display(path)}: {why}" if why else None
+
     def rank(self, case: tuple[str, str], key: str) -> int:
         """The call's rank among the calls of this case with the same request (0 for the first)."""
         slot = (*case, key)
@@ -132,8 +171,7 @@ class Cassettes:
              config: RecordedConfig | None = None) -> AgentResponse:
         """The recorded response of this call, by an agent configured as `config` is. AgentCallError (`infra`)
         saying what is missing, and how the nearest recording differs, when there is none."""
-        shown = canonical(request)
-        key = request_key(shown)
+        shown, key = canonical(request)
         rank = self.rank(case, key)
         path = self.path_for(case)
         try:
@@ -142,12 +180,14 @@ class Cassettes:
             raise AgentCallError(f"replay: {exc.message}", kind="infra") from None
         interactions = cassette.cases.get(case[1], [])
         found = next((i for i in interactions if i.key == key), None)
-        if found is not None and rank < len(found.responses) and (
-                config is None or found.config is None or found.config == config.digest):
+        if found is not None and rank < len(found.responses) and (config is None or found.config == config.digest):
             return _response(found.responses[rank], request)
         where = f"{self._display(path)}, case {case[1]!r}"      # only a miss is explained
-        if found is not None and config is not None and found.config is not None \
-                and found.config != config.digest:
+        if found is not None and config is not None and found.config is None:
+            raise AgentCallError(f"replay: the recording of this {request.role} call in {where} names no agent "
+                                 f"configuration, so it cannot be checked against agent {request.agent!r}; "
+                                 f"re-record with --record {self._display()}", kind="infra")
+        if found is not None and config is not None and found.config != config.digest:
             then = cassette.configs.get(found.config)
             change = _first_difference(config.described, then) if then is not None else "its configuration"
             raise AgentCallError(f"replay: agent {request.agent!r} changed since {where} was recorded ({change}); "
@@ -169,8 +209,7 @@ class Cassettes:
                config: RecordedConfig | None = None) -> None:
         """Keep one call's outcome (a response, or the error it failed with), in the order calls were made, with
         the configuration of the agent that answered."""
-        shown = canonical(request)
-        key = request_key(shown)
+        shown, key = canonical(request)
         path = self.path_for(case)
         digest = None
         if config is not None:
@@ -178,8 +217,8 @@ class Cassettes:
             self._configs[path][digest] = config.described
         interaction = self._recorded[path].setdefault(
             f"{case[1]}\x1f{key}", _Interaction(key, request.agent, request.role, shown, config=digest))
-        if isinstance(outcome, AgentCallError):
-            interaction.responses.append({"error": outcome.message, "kind": outcome.kind})
+        if isinstance(outcome, AgentCallError):     # `… --token *** exited with code 3`
+            interaction.responses.append(redact({"error": outcome.message, "kind": outcome.kind}))
         else:
             interaction.responses.append(redact(outcome.to_dict()))
 
@@ -188,18 +227,25 @@ class Cassettes:
         others are kept; a file whose content did not change is not rewritten. The paths written."""
         written = []
         for path, recorded in self._recorded.items():
+            source = next(source for source, known in self._paths.items() if known == path)
+            refused = self.write_refusal(source)
+            if refused:
+                write_line(sys.stderr, f"⚠ --record: {refused}; not written")
+                continue
             try:
                 old = self._read(path)
             except AgentCallError as exc:
                 write_line(sys.stderr, f"⚠ --record: {exc.message}; recording it anew")
                 old = _File()
+            # What this run recorded was masked as it was recorded; what is kept of an earlier recording (perhaps
+            # by an older agenttest) is masked here: a cassette is committed.
             cases: dict[str, list[dict[str, Any]]] = {
-                case: [i.to_dict() for i in interactions] for case, interactions in old.cases.items()}
+                case: [redact(i.to_dict()) for i in interactions] for case, interactions in old.cases.items()}
             fresh: dict[str, list[dict[str, Any]]] = defaultdict(list)
             for slot, interaction in recorded.items():
                 fresh[slot.split("\x1f", 1)[0]].append(interaction.to_dict())
             cases.update({case: sorted(items, key=lambda item: item["key"]) for case, items in fresh.items()})
-            known = {**old.configs, **self._configs[path]}
+            known = {**redact(old.configs), **self._configs[path]}
             named = {item["config"] for items in cases.values() for item in items if "config" in item}
             content: dict[str, Any] = {"format": FORMAT, "version": 1, "cases": dict(sorted(cases.items()))}
             if named:
@@ -226,22 +272,37 @@ class Cassettes:
 
 
 def _load(path: Path, shown: str) -> _File:
-    """A cassette file (empty when there is none). AgentCallError naming it when it cannot be read."""
-    if not path.is_file():
-        return _File()
+    """A cassette file (empty when there is none). AgentCallError naming it when it cannot be read: not a regular
+    file (a symlink, a device), larger than MAX_CASSETTE_BYTES, or not a cassette. A call's key is worked out
+    again from its recorded request, never taken from the file."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(read_regular_file(path, MAX_CASSETTE_BYTES))
+    except FileNotFoundError:
+        return _File()
+    except (OSError, ValueError, RecursionError) as exc:
+        raise AgentCallError(f"cannot read the cassette {shown}: {_reason(exc)}", kind="infra") from None
+    try:
         cases = data["cases"]
         configs = data.get("configs") or {}
         if not isinstance(configs, dict):
             raise TypeError("'configs' is not an object")
         return _File(
-            cases={str(case): [_Interaction(str(i["key"]), str(i["agent"]), str(i["role"]), i["request"],
-                                            list(i["responses"]), None if i.get("config") is None else str(i["config"]))
-                               for i in items] for case, items in cases.items()},
+            cases={str(case): [_interaction(i) for i in items] for case, items in cases.items()},
             configs={str(digest): described for digest, described in configs.items() if isinstance(described, dict)})
-    except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
         raise AgentCallError(f"cannot read the cassette {shown}: {exc}", kind="infra") from None
+
+
+def _interaction(item: dict[str, Any]) -> _Interaction:
+    if not isinstance(item["request"], dict):
+        raise TypeError("a recorded 'request' is not an object")
+    request, key = keyed(item["request"])
+    return _Interaction(key, str(item["agent"]), str(item["role"]), request,
+                        list(item["responses"]), None if item.get("config") is None else str(item["config"]))
+
+
+def _reason(exc: BaseException) -> str:
+    return (exc.strerror or str(exc)) if isinstance(exc, OSError) else str(exc)
 
 
 def _response(recorded: dict[str, Any], request: AgentRequest) -> AgentResponse:
@@ -267,11 +328,26 @@ def _first_difference(now: dict[str, Any], then: dict[str, Any]) -> str:
 
 
 def _difference_text(difference: tuple[str, Any, Any]) -> str:
+    """`place: then recorded, now now`; of two texts, the stretch where they part (a helper's request is one long
+    JSON text: cut at the start, both sides would read the same)."""
     place, now, then = difference
+    place = place or "the request"
+    if isinstance(now, str) and isinstance(then, str) and max(len(now), len(then)) > _BEFORE + _AFTER:
+        start = next((i for i, (x, y) in enumerate(zip(now, then, strict=False)) if x != y),
+                     min(len(now), len(then)))
+        return (f"{place}, character {start + 1}: {_stretch(then, start)} recorded, "
+                f"{_stretch(now, start)} now")
     return f"{place}: {_short(then)} recorded, {_short(now)} now"
 
 
 def _differences(a: Any, b: Any, place: str = "") -> list[tuple[str, Any, Any]]:
+    """Where `a` and `b` differ, in order: (place, a's value, b's value), the place "" for the whole. Two JSON
+    texts (a helper's payload) are compared as what they hold: `messages[0].content, at output.amount`."""
+    if isinstance(a, str) and isinstance(b, str) and a != b and a[:1] in ("{", "[") and b[:1] in ("{", "["):
+        inner_a, inner_b = _json_container(a), _json_container(b)
+        if inner_a is not None and inner_b is not None:
+            return [(f"{place}, at {inner}" if inner else place, x, y)
+                    for inner, x, y in _differences(inner_a, inner_b, "")]
     if isinstance(a, dict) and isinstance(b, dict):
         found = []
         for key in sorted(set(a) | set(b), key=str):
@@ -283,7 +359,17 @@ def _differences(a: Any, b: Any, place: str = "") -> list[tuple[str, Any, Any]]:
             found += _differences(a[index] if index < len(a) else None, b[index] if index < len(b) else None,
                                   f"{place}[{index}]")
         return found
-    return [] if a == b else [(place or "the request", a, b)]
+    return [] if a == b else [(place, a, b)]
+
+
+_BEFORE, _AFTER = 20, 40      # characters shown of two texts around where they part
+
+
+def _stretch(text: str, start: int) -> str:
+    """`text` from a little before `start` to a little after, marked `…` where cut, as a JSON string."""
+    begin = max(0, start - _BEFORE)
+    piece = ("…" if begin else "") + text[begin:start + _AFTER] + ("…" if start + _AFTER < len(text) else "")
+    return mask(json.dumps(piece, ensure_ascii=False))
 
 
 def _short(value: Any) -> str:

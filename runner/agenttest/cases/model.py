@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,6 +43,7 @@ class Conversation:
 
 
 SCRIPTED = "scripted"
+_DOCUMENTATION = ("id", "name", "description", "mode", "tags")
 
 
 @dataclass(slots=True)
@@ -84,6 +86,15 @@ class Case:
     def key(self) -> tuple[str, str]:
         """What a case is known by across runs, shards and baselines: its suite file (or generator) and its id."""
         return (self.file or self.source or "", self.id)
+
+    def definition(self) -> str:
+        """A digest of what the case does — the entry as written, less its id and what only documents it: a
+        baseline's case of the same key and another definition is another case (an id reused)."""
+        raw = self.raw
+        kept = {key: value for key, value in raw.items() if key not in _DOCUMENTATION} if isinstance(raw, dict) \
+            else raw
+        text = json.dumps(kept, sort_keys=True, ensure_ascii=False, default=str)
+        return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
     def helper_agents(self) -> list[str]:
         """The helper agents this case asks: its judges and its simulator (not `scripted`)."""

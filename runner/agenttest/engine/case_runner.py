@@ -192,7 +192,8 @@ def _kind(exc: BaseException) -> str:
 def base_result(case: Case) -> CaseResult:
     return CaseResult(id=case.id, name=case.name, status="error", input=case.input, expected=case.expected,
                       has_expected=case.has_expected, options=case.options or None, file=case.file, line=case.line,
-                      tags=list(case.tags), metadata=None, source=case.source, agent_id=case.target)
+                      tags=list(case.tags), metadata=None, source=case.source, agent_id=case.target,
+                      definition=case.definition())
 
 
 def request_options(case: Case, connector_override: str | None) -> dict[str, Any]:

@@ -16,11 +16,12 @@ from typing import Any
 from .. import __version__
 from ..actions_log import write_line, write_lines
 from ..agents.cache import HelperCache
+from ..agents.cassette_origin import cassette_origin
 from ..agents.meter import Meter
 from ..agents.pool import AgentPool
 from ..agents.replay import Cassettes
 from ..agents.urls import register_proxy_credentials
-from ..analysis import exit_code
+from ..analysis import exit_code, failures_under_regression
 from ..cases import load_suite
 from ..cases.loader import Checks
 from ..cases.model import Case, InvalidCase, Suite
@@ -39,7 +40,7 @@ from ..results import CaseResult, Summary
 from ..timeouts import within
 from ..usage import Usage
 from ..user_errors import collecting
-from ..workspace import repository_root
+from ..workspace import checkout_root, repository_root, write_refusal
 from .case_runner import AFTER_HOOK_GRACE, RunServices, base_result, case_dict, result_dict
 from .context import RunContext
 from .dynamic import DynamicRunner
@@ -79,6 +80,12 @@ async def _run(config: RunConfig, reporters: list[Reporter] | None) -> RunOutcom
         suite = load_suite(config.inputs, cwd=config.cwd, project_dir=project.directory if project.path else None,
                            exclude=[config.output_dir], checks=checks)
     cassettes = _cassettes(config)
+    if cassettes is not None and options.record:        # found now, not after every case has run
+        for source in dict.fromkeys([*(e.file or e.source or "" for e in suite.entries),
+                                     *(generator.spelled for _, generator in suite.generators)]):
+            refused = cassettes.write_refusal(source)
+            if refused:
+                raise UsageError(f"--record {options.record}: {refused}; agenttest will not write there")
     meter = Meter(max_cost=options.max_cost, max_tokens=options.max_tokens)
     pool = AgentPool(project, parallel=options.parallel, retries=options.retries,
                      connector_override=options.connector, meter=meter, cassettes=cassettes,
@@ -102,6 +109,7 @@ def _cassettes(config: RunConfig) -> Cassettes | None:
     if not options.record:
         return None
     directory = config.cwd / options.record
+    refuse_leaving(directory, f"--record {options.record}", config.cwd)
     blocking = next((p for p in (directory, *directory.parents) if p.exists()), None)
     if blocking is not None and not blocking.is_dir():    # found now, not after every case has run
         raise UsageError(f"--record {options.record}: {blocking} is a file, not a directory")
@@ -119,7 +127,9 @@ async def _run_suite(config: RunConfig, suite: Suite, pool: AgentPool, checks: C
     context = RunContext.load(config.ctx_file, options.user, options.team)
     # Recording must see every call, and a replay answers every call already: no helper cache for either.
     cached = not (options.no_cache or options.record or options.replay)
-    cache = HelperCache(config.cwd / options.cache) if cached else None
+    if cached:
+        refuse_leaving(config.cache_dir, f"--cache {options.cache or config.cache_dir}", config.cwd)
+    cache = HelperCache(config.cache_dir, checkout=checkout_root(config.cwd), shown=options.cache) if cached else None
     if options.max_cost is not None and not options.replay:
         check_prices(pool, [(config.agent_id or "", options.connector),
                             *((s.ref, None) for _, s in suite.generators if s.kind == "agent")])
@@ -147,7 +157,8 @@ async def _run_suite(config: RunConfig, suite: Suite, pool: AgentPool, checks: C
                    connector=options.connector or ", ".join(c for c in connectors if c),
                    inputs=config.inputs, total=len(entries), started_at=now(), agent_path=config.agent_path,
                    options={**config.reported_options(), "timeout": format_duration(config.timeout)},
-                   environment=context.environment(), warnings=list(suite.warnings))
+                   environment=context.environment(), warnings=list(suite.warnings),
+                   replay=cassette_origin(config.cwd / options.replay, options.replay) if options.replay else None)
     started = time.monotonic()
     cases = [e for e in entries if isinstance(e, Case)]
     global_dir = cases[0].base_dir if cases else config.cwd
@@ -221,7 +232,7 @@ async def _run_suite(config: RunConfig, suite: Suite, pool: AgentPool, checks: C
         return RunOutcome(report, EXIT_INTERRUPTED)
     if before_all_failed or _artifacts_failed(reporters):    # CI must not go green without its artifacts
         return RunOutcome(report, EXIT_USAGE)
-    regressions = report.data.get("comparison", {}).get("counts", {}).get("regressions")
+    regressions = failures_under_regression(report.data.get("comparison"))
     return RunOutcome(report, exit_code(summary.ok and not errors, options.fail_on, regressions,
                                         spent=meter.spent is not None))
 
@@ -329,6 +340,7 @@ def dry_run(entries: list[Entry], config: RunConfig) -> int:
     for entry in invalid:
         write_line(sys.stderr, f"✗ {_place(entry)}: {entry.message}")
     if config.output is not None:
+        refuse_leaving(config.output, f"-o {config.options.output}", config.cwd)
         write_text(config.output, "".join(lines))
     return 2 if invalid else 0
 
@@ -336,14 +348,28 @@ def dry_run(entries: list[Entry], config: RunConfig) -> int:
 def check_writable(config: RunConfig) -> None:
     """Every directory an artifact goes to exists and is writable, before any case runs: a green run must never
     end without its report. UsageError (exit 2) otherwise."""
-    paths = [*artifact_paths(config).values(), *([config.output] if config.output else [])]
-    for directory in dict.fromkeys(path.parent for path in paths):
+    refuse_leaving(config.output_dir, f"--output-dir {config.options.output_dir}", config.cwd)
+    paths = {**artifact_paths(config), **({"output": config.output} if config.output else {})}
+    for name, path in paths.items():
+        flag = {"junit": "--junit", "summary": "--summary", "output": "-o"}.get(name, "--output-dir")
+        named = config.options.output_dir if flag == "--output-dir" else getattr(config.options, name)
+        refuse_leaving(path, f"{flag} {named}", config.cwd,
+                       within=config.output_dir if path.parent == config.output_dir else None)
+    for directory in dict.fromkeys(path.parent for path in paths.values()):
         try:
             directory.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise UsageError(f"cannot create the output directory {directory}: {exc.strerror or exc}") from exc
         if not os.access(directory, os.W_OK):
             raise UsageError(f"cannot write to the output directory {directory}")
+
+
+def refuse_leaving(path: Path, shown: str, cwd: Path, within: Path | None = None) -> None:
+    """UsageError (exit 2, before any case runs) when `path` must not be written: in the repository as named, out
+    of it through a symlink (`workspace.write_refusal`)."""
+    why = write_refusal(path, repository_root(cwd), within)
+    if why:
+        raise UsageError(f"{shown}: {why}; agenttest will not write there")
 
 
 def agent_dir(config: RunConfig) -> Path | None:

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any, TextIO
 
 from ..actions_log import print_commands
-from ..analysis import case_key, exit_code, run_ok
+from ..analysis import case_key, exit_code, failures_under_regression, run_ok
 from ..hints import plural
 from ..secrets import shorten
 from .base import Report, Reporter
@@ -63,8 +63,7 @@ def closing_level(report: Mapping[str, Any], fail_on: str) -> str:
     """`error` when the run fails its step, `notice` when `fail_on` lets it pass (the failures stay annotated)."""
     if report.get("interrupted"):
         return "error"
-    comparison = report.get("comparison")
-    regressions = len(comparison.get("regressions") or []) if isinstance(comparison, Mapping) else None
+    regressions = failures_under_regression(report.get("comparison"))
     return "error" if exit_code(run_ok(report), fail_on, regressions, spent=bool(_spent(report))) else "notice"
 
 

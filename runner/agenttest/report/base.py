@@ -32,6 +32,7 @@ class RunInfo:
     environment: dict[str, Any] = field(default_factory=dict)
     agent_path: str | None = None
     warnings: list[str] = field(default_factory=list)      # things in the suites worth fixing; the cases are valid
+    replay: dict[str, Any] | None = None        # --replay: the cassettes, and whether the change changed them
 
 
 @dataclass
@@ -110,6 +111,8 @@ class Report:
             out["trace"] = {"traceback": self.traceback}
         if self.info.warnings:
             out["warnings"] = self.info.warnings
+        if self.info.replay is not None:
+            out["replay"] = self.info.replay
         return out
 
 

@@ -25,7 +25,7 @@ from .base import Report, Reporter, RunInfo
 from .ci import artifact_paths
 from .escape import to_text as to_display
 from .github import in_github_actions
-from .verdicts import comparison_line, cost_line, stability_line
+from .verdicts import comparison_line, cost_line, replay_line, stability_line
 
 WIDTH = 63
 PROGRESS_EVERY = 10.0   # seconds between `[Progress: …]` lines when not on a TTY
@@ -118,6 +118,10 @@ class ConsoleReporter(Reporter):
         spent = (summary.get("budget") or {}).get("spent")
         if spent:
             self._line(self._style(f"  ⚠ {spent}: the cases not yet started were skipped", "yellow", bold=True))
+        replay = report.data.get("replay")
+        if replay:
+            changed = bool(replay.get("changed") or replay.get("could_not_tell"))
+            self._line(self._style(f"  {'⚠' if changed else '○'} {replay_line(replay)}", "yellow", bold=changed))
         for reason, count in self._not_run.items():
             self._line(self._style(f"  ○ {count} {'case' if count == 1 else 'cases'} {reason}", "yellow"))
         if report.interrupted:

@@ -35,6 +35,7 @@ from .verdicts import (
     is_failing,
     missing_checkpoints,
     never_ran,
+    replay_line,
     stability_class_text,
     stability_line,
     stability_rows,
@@ -215,6 +216,11 @@ def _header(report: Mapping[str, Any], links: SourceLinks) -> Iterator[str]:
     spent = (summary.get("budget") or {}).get("spent") if isinstance(summary.get("budget"), Mapping) else None
     if spent:
         yield f"> ⚠️ **{md_text(spent)}**: the cases not yet started were skipped."
+        yield ""
+    replay = report.get("replay")
+    if isinstance(replay, Mapping):
+        warned = bool(replay.get("changed") or replay.get("could_not_tell"))
+        yield f"> {'⚠️ ' if warned else ''}**Replay:** {md_text(replay_line(replay))}"
         yield ""
     if report.get("error"):
         yield f"> ❗ **Run error:** {md_text(report['error'])}"

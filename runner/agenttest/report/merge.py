@@ -10,21 +10,25 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+from pydantic import ValidationError
+
 from ..actions_log import write_line
 from ..analysis import compare, report_pass_rate, stability_summary
+from ..bounds import MAX_STORED_CHARS, json_safe, stored
 from ..errors import UsageError
 from ..hints import plural
 from ..options import shard_of
 from ..results import Summary
 from ..usage import Usage
+from ..validation import first_error
+from ..workspace import repository_root, write_refusal
+from .report_file import ReportFile
 from .verdicts import comparison_line
-
-STATUSES = ("passed", "failed", "error", "timeout", "skipped")
 
 
 def read_report(path: Path, name: str | None = None) -> dict[str, Any]:
-    """A report.json (a shard's, or a baseline), checked enough to be counted and compared: UsageError naming the
-    file (as `name`) and the first thing that is wrong."""
+    """A report.json (a shard's, or a baseline), every field that merging and comparing read checked
+    (`report_file.ReportFile`): UsageError naming the file (as `name`) and the first field that is wrong."""
     shown = name or str(path)
     try:
         data = json.loads(path.read_text(encoding="utf-8"), parse_constant=_not_json)
@@ -35,28 +39,13 @@ def read_report(path: Path, name: str | None = None) -> dict[str, Any]:
     if not isinstance(data, dict) or not isinstance(data.get("results"), list) \
             or not isinstance(data.get("summary"), dict):
         raise UsageError(f"{shown}: not a report.json (no 'summary' and 'results')")
-    for key in ("metadata", "environment"):
-        if key in data and not isinstance(data[key], dict):
-            raise UsageError(f"{shown}: {key} is not an object")
-    for index, result in enumerate(data["results"]):
-        problem = _result_problem(result)
-        if problem:
-            raise UsageError(f"{shown}: results[{index}]: {problem}")
+    try:
+        ReportFile.model_validate(data)
+    except ValidationError as exc:
+        raise UsageError(f"{shown}: {first_error(exc, ReportFile)}") from None
+    except RecursionError:
+        raise UsageError(f"{shown}: nested too deeply to be a report.json") from None
     return data
-
-
-def _result_problem(result: Any) -> str | None:
-    if not isinstance(result, dict):
-        return "not an object"
-    if not isinstance(result.get("id"), str):
-        return "'id' is not a string"
-    if result.get("status") not in STATUSES:
-        return f"'status' {result.get('status')!r} is none of {', '.join(STATUSES)}"
-    for key in ("duration_ms", "position", "line"):
-        value = result.get(key)
-        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
-            return f"{key!r} is not a number"
-    return None
 
 
 def _not_json(name: str) -> Any:
@@ -70,8 +59,8 @@ def merge_reports(reports: Sequence[tuple[str, Mapping[str, Any]]],
     twice, missing shards, or an unsharded report among them."""
     _check(reports)
     first = reports[0][1]
-    results = sorted((dict(r) for _, report in reports for r in report["results"]),
-                     key=lambda r: r.get("position", 0))
+    results = sorted((_bounded(r) for _, report in reports for r in report["results"]),
+                     key=lambda r: r.get("position") or 0)
     for result in results:
         result.pop("position", None)
     summary = _summary(reports, results)
@@ -90,11 +79,33 @@ def merge_reports(reports: Sequence[tuple[str, Mapping[str, Any]]],
         merged["error"] = "; ".join(dict.fromkeys(errors))
     warnings = [w for _, report in reports for w in report.get("warnings") or []]
     if warnings:
-        merged["warnings"] = list(dict.fromkeys(warnings))
+        merged["warnings"] = list(dict.fromkeys(stored(w) for w in warnings))
+    replays = [report["replay"] for _, report in reports if isinstance(report.get("replay"), dict)]
+    if replays:     # each shard compared the same cassettes: what any of them found
+        merged["replay"] = _replay(replays)
     if summary.get("runs_per_case", 1) > 1:
         merged["stability_results"] = [r["stability"] for r in results if isinstance(r.get("stability"), dict)]
     if baseline is not None:
         merged["comparison"] = compare(merged, baseline[1], path=baseline[0])
+    return merged
+
+
+def _bounded(result: Mapping[str, Any]) -> dict[str, Any]:
+    """A shard's result as an artifact keeps any value (`bounds.stored`): a crafted report's 10 MB id or error, or
+    its structures nested 10,000 deep, are cut as a run's own would be."""
+    return {key: stored(value) if key in _VALUES or isinstance(value, str)
+            else json_safe(value, cap=MAX_STORED_CHARS) for key, value in result.items()}
+
+
+_VALUES = ("input", "output", "expected")        # kept whole up to MAX_STORED_JSON, then as the start of their JSON
+
+
+def _replay(replays: list[dict[str, Any]]) -> dict[str, Any]:
+    """The shards' `replay` as one: each compared the same cassettes; a change any of them found is said first."""
+    merged = {key: value for key, value in replays[0].items() if key not in ("changed", "could_not_tell")}
+    changed = sorted({str(name) for replay in replays for name in replay.get("changed") or []})
+    why = next((replay["could_not_tell"] for replay in replays if replay.get("could_not_tell")), None)
+    merged.update({"changed": changed} if changed or not why else {"could_not_tell": why})
     return merged
 
 
@@ -206,7 +217,7 @@ def merge_command(paths: list[Path], output_dir: Path, baseline: Path | None, fa
                   out: TextIO | None = None) -> int:
     """Read, merge and write the shards' artifacts into `output_dir` (and the job summary); say what came of it in
     a few lines. Returns the exit code: 2 when the reports cannot be merged."""
-    from ..analysis import exit_code, run_ok
+    from ..analysis import exit_code, failures_under_regression, run_ok
     from ..errors import EXIT_USAGE
     from .base import MergedReport
     from .ctrf import CtrfWriter
@@ -222,6 +233,10 @@ def merge_command(paths: list[Path], output_dir: Path, baseline: Path | None, fa
         merged = merge_reports(reports, earlier)
     except UsageError as exc:
         write_line(sys.stderr, f"Error: {exc}")
+        return EXIT_USAGE
+    refused = write_refusal(output_dir, repository_root(Path.cwd()))
+    if refused:
+        write_line(sys.stderr, f"Error: --output-dir {output_dir}: {refused}; agenttest will not write there")
         return EXIT_USAGE
     links = SourceLinks.from_environment()
     step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
@@ -241,7 +256,7 @@ def merge_command(paths: list[Path], output_dir: Path, baseline: Path | None, fa
     comparison = merged.get("comparison")
     if comparison:
         write_line(out, f"Compared with {baseline}: {comparison_line(comparison)}")
-    regressions = comparison["counts"]["regressions"] if comparison else None
+    regressions = failures_under_regression(comparison)
     if fail_on == "regression" and comparison is None:
         write_line(sys.stderr, "⚠ --fail-on regression needs --baseline: failing on any failure instead")
     spent = bool((summary.get("budget") or {}).get("spent"))

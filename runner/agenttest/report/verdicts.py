@@ -242,15 +242,39 @@ def stability_line(summary: dict[str, Any]) -> str:
 
 
 def comparison_line(comparison: dict[str, Any]) -> str:
-    """`2 regressions, 1 fix, 3 new, 0 removed · pass rate 80.0% → 75.0%`."""
+    """`2 regressions, 1 fix, 3 new, 0 removed, 1 failing new or changed · pass rate 80.0% → 75.0%`."""
     counts = comparison.get("counts") or {}
     words = [(counts.get("regressions", 0), "regression", "regressions"), (counts.get("fixes", 0), "fix", "fixes"),
              (counts.get("new", 0), "new", "new"), (counts.get("removed", 0), "removed", "removed")]
     text = ", ".join(f"{n} {one if n == 1 else many}" for n, one, many in words)
+    if counts.get("introduced"):        # failing, and not failing in the baseline as it is now
+        text += f", {counts['introduced']} failing new or changed"
     rate = comparison.get("pass_rate") or {}
     if isinstance(rate.get("before"), (int, float)) and isinstance(rate.get("now"), (int, float)):
         text += f" · pass rate {pass_rate_text(rate['before'])}% → {pass_rate_text(rate['now'])}%"
     return text
+
+
+def replay_line(replay: Mapping[str, Any]) -> str:
+    """What a replayed run's cassettes are worth, in one line (report.json's `replay`): whether the change under
+    test changed them — then the recorded replies, judge verdicts included, are the change's own."""
+    directory = to_text(replay.get("directory"))
+    if replay.get("could_not_tell"):
+        why = to_text(replay["could_not_tell"])
+        return f"replayed from {directory}; could not tell whether they were changed: {why}"
+    pull_request = bool(replay.get("pull_request_base"))
+    base = f"its base commit {to_text(replay.get('compared_with'))[:12]}"
+    changed = replay.get("changed") if isinstance(replay.get("changed"), list) else []
+    if not changed:
+        return (f"replayed from {directory}, which this pull request did not change (compared with {base})"
+                if pull_request else f"replayed from {directory}, unchanged since the last commit")
+    names = ", ".join(to_text(name) for name in changed[:5]) + (f" and {len(changed) - 5} more"
+                                                                if len(changed) > 5 else "")
+    if pull_request:
+        return (f"replayed from cassettes this pull request changed (compared with {base}): {names} — their "
+                "recorded replies, judge verdicts included, are the pull request's own")
+    return (f"replayed from cassettes changed since the last commit: {names} — their recorded replies, judge "
+            "verdicts included, are not the committed ones")
 
 
 def cost_line(cost: dict[str, Any]) -> str:
@@ -260,8 +284,9 @@ def cost_line(cost: dict[str, Any]) -> str:
 
 
 # The comparison's groups, in the order every report shows them, with their labels.
-COMPARISON_GROUPS = (("regressions", "🔻 Regressions"), ("fixes", "🔺 Fixes"), ("still_failing", "❌ Still failing"),
-                     ("new", "🆕 New"), ("removed", "➖ Removed"))
+COMPARISON_GROUPS = (("regressions", "🔻 Regressions"), ("introduced", "🆕 Failing, new or changed"),
+                     ("fixes", "🔺 Fixes"), ("still_failing", "❌ Still failing"), ("new", "🆕 New"),
+                     ("removed", "➖ Removed"))
 
 
 def stability_rows(report: Mapping[str, Any]) -> list[Mapping[str, Any]]:

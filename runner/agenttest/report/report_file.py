@@ -1,0 +1,111 @@
+"""report.json as `agenttest merge` and `--baseline` read it — a shard's report, or an earlier run's, either of
+which may have been crafted or damaged: every field they use, typed and bounded, so that a bad one is a usage
+error naming the file and the field (`summary.duration_ms: expected a number, got string`), never a traceback,
+an overflow, or a lost artifact. Fields they pass through unread are kept as they are."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+# Bounds far above anything a real run reaches (a million cases of a year each), low enough that no sum,
+# product or int() of them overflows or takes long.
+Count = Annotated[int, Field(ge=0, le=10**12)]
+Milliseconds = Annotated[float, Field(ge=0, le=10**15, allow_inf_nan=False)]
+Amount = Annotated[float, Field(ge=0, le=10**12, allow_inf_nan=False)]
+Percent = Annotated[float, Field(ge=0, le=100, allow_inf_nan=False)]
+Tokens = dict[str, Count]
+
+
+class _Read(BaseModel):
+    """Strict: `"2"` is no number and `true` no count. Unknown keys pass through."""
+
+    model_config = ConfigDict(strict=True, extra="allow", defer_build=True)
+
+
+class StabilityRow(_Read):
+    runs: Count
+    passed: Count
+    pass_rate: Percent
+    stability_class: str
+    flaky: bool = False
+    counted_as: str | None = None
+    infra_errors: Count = 0
+
+
+class ResultEntry(_Read):
+    id: str
+    status: Literal["passed", "failed", "error", "timeout", "skipped"]
+    name: str | None = None
+    duration_ms: Milliseconds | None = None
+    position: Count | None = None
+    line: Count | None = None
+    file: str | None = None
+    source: str | None = None
+    definition: str | None = None
+    error: str | None = None
+    error_kind: str | None = None
+    ran: bool = True
+    tags: list[str] | None = None
+    assertions: list[dict[str, Any]] | None = None
+    stability: StabilityRow | None = None
+    runs: list[dict[str, Any]] | None = None
+    metadata: dict[str, Any] | None = None
+    trace: dict[str, Any] | None = None
+    usage: Tokens | None = None
+    helper_usage: dict[str, Tokens] | None = None
+
+
+class Budget(_Read):
+    max_tokens: Count | None = None
+    max_cost: Amount | None = None
+    tokens: Count | None = None
+    cost_usd: Amount | None = None
+    spent: str | None = None
+
+
+class SummaryEntry(_Read):
+    total: Count | None = None
+    passed: Count | None = None
+    failed: Count | None = None
+    skipped: Count | None = None
+    errors: Count | None = None
+    timeouts: Count | None = None
+    duration_ms: Milliseconds | None = None
+    runs_per_case: Annotated[int, Field(ge=1, le=10_000)] = 1
+    agent_id: str | None = None
+    connector: str | None = None
+    agent_path: str | None = None
+    pass_rate: Percent | None = None
+    usage: dict[str, Tokens] | None = None
+    cost: dict[str, Amount] | None = None
+    budget: Budget | None = None
+
+
+class Metadata(_Read):
+    version: str | None = None
+    shard: str | None = None
+    options: dict[str, Any] | None = None
+    started_at: str | None = None
+    completed_at: str | None = None
+
+
+class Replay(_Read):
+    directory: str | None = None
+    changed: list[str] | None = None
+    could_not_tell: str | None = None
+
+
+class ReportFile(_Read):
+    summary: SummaryEntry
+    results: list[ResultEntry]
+    metadata: Metadata | None = None
+    environment: dict[str, Any] | None = None
+    interrupted: bool = False
+    error: str | None = None
+    warnings: list[str] | None = None
+    replay: Replay | None = None
+
+
+__all__ = ["ReportFile"]
