@@ -14,8 +14,8 @@ from lxml import etree
 
 from e2e.conftest import Project, Run, helper_server
 
-REPO = Path(__file__).resolve().parents[2]
-XSD = etree.XMLSchema(etree.parse(str(REPO.parent / "shared" / "data" / "junit-10-with-location.xsd")))
+XSD = etree.XMLSchema(etree.parse(str(Path(__file__).resolve().parents[1] / "report" / "data"
+                                       / "junit-10-with-location.xsd")))
 
 # A case's reply depends on its run: `pass N/M` passes in runs 1..N of M (deterministic flakiness). Every call is
 # logged with its chat id and run, and how many calls were in flight at its start.

@@ -1,0 +1,67 @@
+"""The repository stands alone: a fresh clone with nothing beside it collects every test, and no tracked file
+reaches into the directory next to the repository (where the developers keep their design notes and no user's
+clone has anything)."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+# A path that leaves the repository for a sibling `shared` directory: `../shared`, `parent / "shared"`,
+# `parents[2] / "shared"`, or the developers' absolute `/work/shared`.
+OUTSIDE = re.compile(r"""(\.\./|/work/|\bparents?(\[\d+\])?\s*/\s*["'])shared\b""")
+
+
+def _clone(tmp_path: Path) -> Path:
+    """HEAD of this repository, cloned alone into an empty directory."""
+    if shutil.which("git") is None or not (REPO / ".git").exists():
+        pytest.skip("not a git checkout: nothing to clone")
+    clone = tmp_path / "repo"
+    subprocess.run(["git", "clone", "--quiet", str(REPO), str(clone)], check=True, capture_output=True, timeout=120)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["repo"]
+    return clone
+
+
+def test_a_fresh_clone_collects_every_test(tmp_path: Path) -> None:
+    clone = _clone(tmp_path)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "AGENTTEST_", "PYTEST_"))}
+    env["PYTHONPATH"] = str(clone / "runner")       # the clone's package, not this checkout's editable install
+    collected = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-n", "0", "-p", "no:cacheprovider"],
+        cwd=clone, env=env, capture_output=True, text=True, timeout=300)
+    output = collected.stdout + collected.stderr
+    assert collected.returncode == 0, output
+    assert re.search(r"^\d+ tests collected in ", output, re.MULTILINE), output    # not "…, 1 error in"
+
+
+def test_no_tracked_file_reads_beside_the_repository(tmp_path: Path) -> None:
+    clone = _clone(tmp_path)
+    tracked = subprocess.run(["git", "ls-files", "-z"], cwd=clone, check=True, capture_output=True,
+                             timeout=60).stdout.decode().split("\0")
+    found = []
+    this_file = Path(__file__).relative_to(REPO).as_posix()      # it spells out what it looks for
+    for name in filter(None, tracked):
+        if name == this_file:
+            continue
+        try:
+            text = (clone / name).read_text(encoding="utf-8")
+        except (UnicodeDecodeError, IsADirectoryError):
+            continue
+        found += [f"{name}:{number}: {line.strip()}" for number, line in enumerate(text.splitlines(), 1)
+                  if OUTSIDE.search(line)]
+    assert found == []
+
+
+def test_the_check_finds_each_way_of_reaching_beside_the_repository() -> None:
+    for line in ('REPO.parent / "shared" / "data"', "Path(__file__).parents[2] / 'shared'", "cat ../shared/SPEC.md",
+                 "see /work/shared/STYLE.md"):
+        assert OUTSIDE.search(line), line
+    assert not OUTSIDE.search("tmp_path / 'assets' / 'shared.png'")
