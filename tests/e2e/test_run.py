@@ -370,6 +370,24 @@ def test_config_errors_name_the_file_and_key(project: Project) -> None:
     assert "Traceback" not in run.stderr
 
 
+def test_a_misspelt_variable_is_named_with_the_variable_meant(project: Project) -> None:
+    project.suite("suite.jsonl", {"id": "a", "input": "hi"})
+    project.write("agenttest.yaml", """
+        agents:
+          bot:
+            provider: http
+            url: http://127.0.0.1:9/chat
+            headers: {Authorization: "Bearer ${BOT_KYE}"}
+        """)
+    run = project.run("-i", "suite.jsonl", "-n", "bot", env={"BOT_KEY": "sk-typo-test-5521"})
+    assert run.code == 2
+    assert run.stderr.strip() == (
+        f"Error: {project.root / 'agenttest.yaml'}: agents.bot.headers.Authorization: environment variable BOT_KYE "
+        "is not set (did you mean 'BOT_KEY'?); agent bot needs it: set it in the environment first "
+        "(export BOT_KYE=…)")
+    assert "sk-typo-test-5521" not in run.stdout + run.stderr
+
+
 def test_every_config_problem_is_reported_at_once_with_its_key_path(project: Project) -> None:
     project.suite("suite.jsonl", {"id": "a", "input": "hi"})
     project.write("agenttest.yaml", """

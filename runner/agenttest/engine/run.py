@@ -45,7 +45,7 @@ from .context import RunContext
 from .dynamic import DynamicRunner
 from .generate import generate
 from .hooks import Hooks
-from .plan import checks_for, helper_agents, prepare_generators, select, shard, suite_digest
+from .plan import build_helpers, checks_for, prepare_generators, select, shard, suite_digest
 from .repeats import Repeats, Unit
 from .schedule import Scheduler
 from .standard import StandardRunner
@@ -130,8 +130,7 @@ async def _run_suite(config: RunConfig, suite: Suite, pool: AgentPool, checks: C
     entries = plan.entries
     targets = [pool.target(agent_id) for agent_id in plan.targets or [config.agent_id]]
     target = targets[0]
-    for agent_id in helper_agents(entries):
-        pool.helper(agent_id)
+    build_helpers(pool, entries)
     if options.max_cost is not None and not options.replay:
         check_prices(pool, priced_calls(entries, target.id, options.connector))
     check_writable(config)
