@@ -12,7 +12,7 @@ from typing import Any, TextIO
 import click
 
 from ..actions_log import write_line
-from ..analysis import no_case_ran, pass_rate_text, run_ok
+from ..analysis import pass_rate_text
 from ..cases.model import Case, InvalidCase
 from ..config import RunConfig
 from ..durations import format_duration, format_elapsed
@@ -25,7 +25,7 @@ from .base import Report, Reporter, RunInfo
 from .ci import artifact_paths
 from .escape import to_text as to_display
 from .github import in_github_actions
-from .verdicts import comparison_line, cost_line, stability_line
+from .verdicts import comparison_line, cost_line, run_verdict, stability_line
 
 WIDTH = 63
 PROGRESS_EVERY = 10.0   # seconds between `[Progress: …]` lines when not on a TTY
@@ -110,6 +110,16 @@ class ConsoleReporter(Reporter):
         comparison = report.data.get("comparison")
         if comparison:
             self._line(f"  Baseline:  {comparison_line(comparison)}")
+            for entry in (comparison.get("regressions") or [])[:10]:
+                place = f" ({one_line(entry['file'], 120)}:{entry['line']})" \
+                    if entry.get("file") and entry.get("line") else ""
+                self._line(self._style(f"    ✗ regressed: {one_line(entry.get('id'), 80)}{place} "
+                                       f"{one_line(entry.get('was'), 20)} → {one_line(entry.get('status'), 20)}",
+                                       "red"))
+            more = len(comparison.get("regressions") or []) - 10
+            if more > 0:
+                self._line(self._style(f"    … and {more} more regressed (report.json: comparison.regressions)",
+                                       "red"))
         tokens = usage_line(report.usage.to_dict())
         if tokens:
             self._line(f"  Tokens:    {tokens}")
@@ -131,12 +141,18 @@ class ConsoleReporter(Reporter):
             self._line(f"  Artifacts: {self._artifacts}")
         self._line()
         self._line("═" * WIDTH)
-        if report.interrupted:
+        verdict = run_verdict(report.data)
+        if verdict.state == "interrupted":
             self._line(self._style("  ⚠ INTERRUPTED: partial results", "yellow", bold=True))
-        elif no_case_ran(report.data) and run_ok(report.data):
+        elif verdict.state == "no_case_ran":
             self._line(self._style(f"  ○ NO TEST RAN: {plural(s.total, 'case')} skipped", "yellow", bold=True))
-        elif run_ok(report.data):
+        elif verdict.state == "passed":
             self._line(self._style("  ✨ ALL TESTS PASSED ✨", "green", bold=True))
+        elif verdict.state == "tolerated" and verdict.why != "--fail-on never":
+            self._line(self._style(f"  ✅ NO REGRESSIONS ({verdict.why})", "green", bold=True))
+        elif verdict.state == "tolerated":
+            self._line(self._style(f"  ⚠ {plural(verdict.failing, 'CASE', 'CASES')} DID NOT PASS ({verdict.why}: "
+                                   "the run does not fail)", "yellow", bold=True))
         else:
             self._line(self._style("  ❌ TESTS FAILED", "red", bold=True))
         self._line("═" * WIDTH)

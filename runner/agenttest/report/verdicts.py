@@ -11,13 +11,67 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
-from ..analysis import pass_rate_text
+from ..analysis import exit_code, no_case_ran, pass_rate_text, run_ok
+from ..hints import plural
 from ..usage import format_usd
 from .escape import one_line, preview, to_text
 
 FAILING = ("failed", "error", "timeout")
 STATUS_ICONS = {"passed": "✅", "failed": "❌", "error": "🔥", "timeout": "⏱️", "skipped": "⏭️"}
 PREVIEW_CHARS = 2000
+
+
+@dataclass(frozen=True)
+class RunVerdict:
+    """A finished run as every report states it — the console's banner, the summary's status line — so that they
+    agree with its exit code. `state`: `passed`, `no_case_ran`, `failed` (the run fails), `tolerated` (cases did
+    not pass, but `--fail-on` lets the run pass: `why` says how) or `interrupted`."""
+
+    state: str
+    failing: int = 0         # cases that failed, errored or timed out
+    why: str = ""
+
+
+def run_verdict(report: Mapping[str, Any]) -> RunVerdict:
+    """The verdict of a report.json dict, by the `fail_on` it was run (or merged) with."""
+    summary = report.get("summary") if isinstance(report.get("summary"), Mapping) else {}
+    failing = sum(int(summary.get(key) or 0) for key in ("failed", "errors", "timeouts"))
+    if report.get("interrupted"):
+        return RunVerdict("interrupted", failing)
+    if run_ok(report):
+        return RunVerdict("no_case_ran" if no_case_ran(report) else "passed")
+    options = (report.get("metadata") or {}).get("options") or {}
+    fail_on = options.get("fail_on", "failure") if isinstance(options, Mapping) else "failure"
+    comparison = report.get("comparison") if isinstance(report.get("comparison"), Mapping) else None
+    regressions = int((comparison.get("counts") or {}).get("regressions") or 0) if comparison else None
+    budget = summary.get("budget") if isinstance(summary.get("budget"), Mapping) else {}
+    if exit_code(False, fail_on, regressions, spent=bool(budget.get("spent"))):
+        return RunVerdict("failed", failing)
+    if fail_on == "never":
+        return RunVerdict("tolerated", failing, "--fail-on never")
+    return RunVerdict("tolerated", failing, _not_regressions(report, comparison or {}, failing))
+
+
+def _not_regressions(report: Mapping[str, Any], comparison: Mapping[str, Any], failing: int) -> str:
+    """Why the failing cases of a run without regressions are none: `3 failing cases were already failing`, or
+    `3 failing cases: 2 already failing, 1 new`."""
+    def keys(entries: Any) -> set[tuple[str, str]]:
+        return {(str(e.get("file") or ""), str(e.get("id"))) for e in entries or [] if isinstance(e, Mapping)}
+
+    kinds = {"already failing": keys(comparison.get("still_failing")), "new": keys(comparison.get("new"))}
+    counts = dict.fromkeys([*kinds, "not compared"], 0)
+    for result in report.get("results") or []:
+        if isinstance(result, Mapping) and result.get("status") in FAILING:
+            key = (str(result.get("file") or ""), str(result.get("id")))
+            counts[next((kind for kind, found in kinds.items() if key in found), "not compared")] += 1
+    parts = [(count, kind) for kind, count in counts.items() if count]
+    if not failing:          # the run failed otherwise (an AfterAll hook): nothing to explain case by case
+        return "no case failed"
+    if len(parts) == 1:
+        count, kind = parts[0]
+        verb = ("was" if count == 1 else "were") if kind == "already failing" else ("is" if count == 1 else "are")
+        return f"{plural(failing, 'failing case')} {verb} {kind}"
+    return f"{plural(failing, 'failing case')}: " + ", ".join(f"{count} {kind}" for count, kind in parts)
 
 
 def human_time(stamp: str) -> str:
