@@ -65,8 +65,8 @@ def test_the_judged_and_conversation_examples_pass_against_the_example_agent(tmp
     assert proc.returncode == 0, proc.stdout + proc.stderr
     report = json.loads((example / "agenttest-results" / "report.json").read_text())
     assert {r["id"]: r["status"] for r in report["results"]} == {
-        "judged-policy": "passed", "judged-three-times": "passed", "submit-by-talking": "passed",
-        "scripted": "passed"}
+        "judged-policy": "passed", "judged-three-times": "passed", "judged-by-default": "passed",
+        "submit-by-talking": "passed", "scripted": "passed"}
     votes = next(r for r in report["results"] if r["id"] == "judged-three-times")["assertions"][0]["details"]["votes"]
     assert votes == {"passed": 3, "failed": 0}
 

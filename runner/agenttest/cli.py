@@ -98,6 +98,7 @@ def main() -> None:
 @click.option("--ctx", type=click.Path(dir_okay=False), help="JSON context file (chat_id, authorized, metadata…).")
 @click.option("-v", "--verbose", is_flag=True, default=None, help="Show outputs and every assertion verdict.")
 @click.option("--simulator", metavar="ID", help="Simulator agent for dynamic cases that name none.")
+@click.option("--judge", metavar="ID", help="Judge of agent assertions that name none (default: defaults.judge).")
 @click.option("--cache", metavar="DIR", help="Cache of judge, simulator and generator replies [.agenttest-cache].")
 @click.option("--no-cache", is_flag=True, default=None, help="Ask every helper agent afresh (and store nothing).")
 @click.option("--before", help="Global BeforeAll hook, module.Function.")
@@ -181,7 +182,9 @@ def _guarded() -> Iterator[None]:
               help="A JSONL/JSON suite, a directory or a glob. Repeatable.")
 @click.option("--config", type=click.Path(dir_okay=False), help="agenttest.yaml (default: discovered).")
 @click.option("--simulator", metavar="ID", help="The simulator agent for dynamic cases that name none.")
-def validate(files: tuple[str, ...], input: tuple[str, ...], config: str | None, simulator: str | None) -> None:
+@click.option("--judge", metavar="ID", help="The judge of agent assertions that name none.")
+def validate(files: tuple[str, ...], input: tuple[str, ...], config: str | None, simulator: str | None,
+             judge: str | None) -> None:
     """Parse and check suites (and the config, if any) without calling any agent: judges and simulators must be
     agents of the config. Generator inputs are not called. Exit 0 when all is valid, 2 when not. Suites may also
     be given as arguments (as pre-commit passes them)."""
@@ -189,10 +192,10 @@ def validate(files: tuple[str, ...], input: tuple[str, ...], config: str | None,
     if not inputs:
         raise click.UsageError("give the suites to check: -i FILE (or FILE arguments)")
     with _guarded():
-        _validate(inputs, config, simulator)
+        _validate(inputs, config, simulator, judge)
 
 
-def _validate(inputs: list[str], config: str | None, simulator: str | None) -> None:
+def _validate(inputs: list[str], config: str | None, simulator: str | None, judge: str | None) -> None:
     from .agents.pool import AgentPool
     from .cases import load_suite
     from .cases.model import InvalidCase
@@ -205,7 +208,7 @@ def _validate(inputs: list[str], config: str | None, simulator: str | None) -> N
     try:
         project = load_project(find_config(config, inputs, cwd))
         suite = load_suite(inputs, cwd=cwd, project_dir=project.directory if project.path else None,
-                           checks=checks_for(project, simulator))
+                           checks=checks_for(project, simulator, judge))
         undefined = undefined_suite_agents((e.file for e in suite.entries), cwd, project,
                                            project.defaults.get("name"))
         if undefined:

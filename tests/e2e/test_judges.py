@@ -276,3 +276,33 @@ def test_a_prompt_file_replaces_the_built_in_prompt(project: Project, brain: tup
     assert missing.code == 2
     assert "agents.judge.prompt: prompt file prompts/missing.md not found in" in missing.stderr
     assert f"Error: {project.root / 'agenttest.yaml'}: agents.judge.prompt: " in missing.stderr  # the file named
+
+
+def test_an_agent_assertion_without_use_is_judged_by_the_default_judge(project: Project,
+                                                                        brain: tuple[HelperBrain, FakeOpenAI]) -> None:
+    helper, server = brain
+    project.suite("s.jsonl", {"id": "plain", "input": "say hello", "assert": {"type": "agent",
+                                                                            "value": "It says 'hello'"}},
+                  {"id": "checkpoint", "input": "hello", "simulator": {"use": "scripted", "replies": ["say hi"]},
+                   "checkpoints": [{"id": "greets", "assert": {"type": "agent", "value": "It says 'hi'"}}]})
+    without = run(project, server, "-i", "s.jsonl")
+    assert without.code == 1
+    assert without.result("plain")["error"] == (
+        "invalid test case: assert.use: agent assertion requires 'use': \"agents:ID\" naming the judge, or a default "
+        "judge: defaults.judge in agenttest.yaml, or --judge ID")
+    assert project.run("validate", "s.jsonl").code == 2
+    flagged = run(project, server, "-i", "s.jsonl", "--judge", "agents:judge")
+    assert flagged.code == 0, flagged.stdout + flagged.stderr
+    assert helper.calls["judge"] == 3          # the plain case; the checkpoint at turns 1 and 2
+    assert flagged.result("plain")["assertions"][0]["details"]["reason"]
+    checked = project.run("validate", "s.jsonl", "--judge", "judge")
+    assert (checked.code, checked.stdout.strip()) == (0, "2 valid, 0 invalid in 1 file")
+    project.write("agenttest.yaml", CONFIG.replace("      name: echo\n", "      name: echo\n      judge: judge\n"))
+    by_default = run(project, server, "-i", "s.jsonl", "--no-cache")
+    assert by_default.code == 0, by_default.stdout + by_default.stderr
+    assert helper.calls["judge"] == 6
+    assert project.run("validate", "s.jsonl").code == 0
+    unknown = run(project, server, "-i", "s.jsonl", "--judge", "jduge")
+    assert unknown.code == 2
+    assert unknown.stderr.strip().endswith("--judge (or defaults.judge): agent 'jduge' is not defined in "
+                                           f"{project.root / 'agenttest.yaml'} (did you mean 'judge'?)")

@@ -32,8 +32,8 @@ class _Judge:
 def _prepare_judge(spec: AssertionSpec) -> None:
     """Check `use` (`agents:ID`; a bare id is read as one, with a warning), the criteria and the options."""
     if not isinstance(spec.use, str) or not spec.use.strip():
-        raise SuiteError("agent assertion requires 'use': \"agents:ID\" naming the validator agent",
-                         Where(field="use"))
+        raise SuiteError("agent assertion requires 'use': \"agents:ID\" naming the judge, or a default judge: "
+                         "defaults.judge in agenttest.yaml, or --judge ID", Where(field="use"))
     use = spec.use.strip()
     if use.startswith(AGENT_PREFIX):
         agent_id = use[len(AGENT_PREFIX):].strip()

@@ -44,6 +44,7 @@ class Checks:
 
     agents: Mapping[str, str | None] | None = None
     default_simulator: str | None = None
+    default_judge: str | None = None       # `--judge` / `defaults.judge`: the judge of `agent` assertions without `use`
     root: Path | None = None      # every file a case names must lie inside it (set per suite file)
     connectors: Collection[str] | None = None     # the config's connectors (None: no config to check against)
 
@@ -416,7 +417,7 @@ def _prepared_specs(written: Any, key: str, base_dir: Path, checks: Checks, prob
         return []
     specs = []
     for place, item, type_place in items:
-        spec = _assertion_spec(item, place, type_place, base_dir, checks.root)
+        spec = _assertion_spec(item, place, type_place, base_dir, checks)
         if isinstance(spec, list):
             problems.extend(spec)
             continue
@@ -435,8 +436,10 @@ def _prepared_specs(written: Any, key: str, base_dir: Path, checks: Checks, prob
 
 
 def _assertion_spec(item: Any, place: str, type_place: str, base_dir: Path,
-                    root: Path | None) -> AssertionSpec | list[str]:
-    """One prepared assertion, or its problems. `place` is its field (`assert[1]`), `type_place` its type's."""
+                    checks: Checks) -> AssertionSpec | list[str]:
+    """One prepared assertion, or its problems. `place` is its field (`assert[1]`), `type_place` its type's. An
+    `agent` assertion without `use` is judged by the default judge, when there is one."""
+    root = checks.root
     if not isinstance(item, dict):
         return [f"{place}: expected an assertion object, got {json_type(item)}"]
     if item.keys() <= _TYPE_AND_VALUE and isinstance(item.get("type", ""), str):
@@ -452,6 +455,8 @@ def _assertion_spec(item: Any, place: str, type_place: str, base_dir: Path,
         spec = AssertionSpec(type=kind, value=written.resolved_value, path=written.path, message=written.message,
                              negate=written.negate, options=dict(written.options or {}), use=written.use,
                              script=written.script, base_dir=base_dir, root=root)
+    if kind == "agent" and spec.use is None and checks.default_judge:
+        spec.use = f"agents:{checks.default_judge}"
     if kind not in REGISTRY:
         valid = [name for name in known_types() if name]  # "" is registered as a spelling of equals
         meant = closest(kind, valid)

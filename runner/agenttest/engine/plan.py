@@ -15,7 +15,7 @@ from ..cases.loader import Checks
 from ..cases.model import Case, InvalidCase, Suite
 from ..cases.sources import GeneratorSource
 from ..errors import HookError, UsageError
-from ..hints import plural
+from ..hints import did_you_mean, plural
 from ..options import run_filter_pattern, run_filter_tag
 from ..project import ProjectConfig
 from ..refs import resolve_callable
@@ -24,13 +24,23 @@ Entry = Case | InvalidCase
 DEFAULT_COUNT = 5
 
 
-def checks_for(project: ProjectConfig, default_simulator: str | None) -> Checks:
-    """What cases are checked against: the config's agents (with their builtin roles) and `--simulator`."""
+def checks_for(project: ProjectConfig, default_simulator: str | None, default_judge: str | None = None) -> Checks:
+    """What cases are checked against: the config's agents (with their builtin roles), and the default simulator
+    and judge (`--simulator`, `--judge`, else `defaults:`; `agents:ID` or ID). UsageError when one of those is no
+    agent of the config."""
+    default_simulator, default_judge = (
+        (agent_id or project.defaults.get(flag) or "").removeprefix("agents:") or None
+        for flag, agent_id in (("simulator", default_simulator), ("judge", default_judge)))
+    for flag, agent_id in (("simulator", default_simulator), ("judge", default_judge)):
+        if agent_id and project.path is not None and agent_id not in project.agents:
+            raise UsageError(f"--{flag} (or defaults.{flag}): agent {agent_id!r} is not defined in "
+                             f"{project.display_path}{did_you_mean(agent_id, project.agents)}")
     if project.path is None:
-        return Checks(default_simulator=default_simulator)
+        return Checks(default_simulator=default_simulator, default_judge=default_judge)
     agents = {agent_id: settings.builtin if isinstance(settings, BuiltinSettings) else None
               for agent_id, settings in project.agents.items()}
-    return Checks(agents=agents, default_simulator=default_simulator, connectors=tuple(project.connectors))
+    return Checks(agents=agents, default_simulator=default_simulator, default_judge=default_judge,
+                  connectors=tuple(project.connectors))
 
 
 def prepare_generators(suite: Suite, pool: AgentPool, cwd: Path, *, build: bool = True) -> None:

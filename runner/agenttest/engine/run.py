@@ -29,7 +29,6 @@ from ..config import RunConfig, undefined_suite_agents
 from ..durations import format_duration
 from ..errors import EXIT_INTERRUPTED, EXIT_USAGE, HookError, UsageError
 from ..files import json_line, write_text
-from ..hints import did_you_mean
 from ..options import shard_of
 from ..report.base import Report, Reporter, RunInfo, now
 from ..report.ci import artifact_paths
@@ -70,11 +69,7 @@ async def _run(config: RunConfig, reporters: list[Reporter] | None) -> RunOutcom
     register_proxy_credentials(os.environ)
     options = config.options
     project = config.project
-    if options.simulator and project.path is not None and options.simulator not in project.agents:
-        raise UsageError(f"--simulator (or defaults.simulator): agent {options.simulator!r} is not defined in "
-                         f"{project.display_path}"
-                         f"{did_you_mean(options.simulator, project.agents)}")
-    checks = checks_for(project, options.simulator)
+    checks = checks_for(project, options.simulator, options.judge)
     with reading():
         suite = load_suite(config.inputs, cwd=config.cwd, project_dir=project.directory if project.path else None,
                            exclude=[config.output_dir], checks=checks)
