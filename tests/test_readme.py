@@ -88,3 +88,17 @@ def test_the_budget_example_loads_with_its_prices(tmp_path: Path) -> None:
     project = load_project(path)
     assert project.connectors["openai"].price is not None and project.connectors["openai"].price.output == 0.6
     assert project.agents["assistants.local"].price is not None
+
+
+def test_the_generator_script_example_writes_cases_that_run(tmp_path: Path) -> None:
+    script = next(block for block in _blocks("python") if block.startswith("# gen.py"))
+    (tmp_path / "gen.py").write_text(script)
+    (tmp_path / "echo.py").write_text("def respond(request):\n"
+                                      "    return 'echo: ' + request['messages'][-1]['content']\n")
+    (tmp_path / "agenttest.yaml").write_text("version: 1\nagents:\n"
+                                             "  echo: {provider: python, callable: echo:respond}\n")
+    proc = subprocess.run([sys.executable, "-m", "agenttest", "-i", "scripts:gen.cases?n=2"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    report = json.loads((tmp_path / "agenttest-results" / "report.json").read_text())
+    assert [(r["id"], r["status"]) for r in report["results"]] == [("echo-0", "passed"), ("echo-1", "passed")]

@@ -198,6 +198,7 @@ def validate(files: tuple[str, ...], input: tuple[str, ...], config: str | None,
 def _validate(inputs: list[str], config: str | None, simulator: str | None, judge: str | None) -> None:
     from .agents.pool import AgentPool
     from .cases import load_suite
+    from .cases.loader import no_cases_found
     from .cases.model import InvalidCase
     from .config import undefined_suite_agents
     from .engine.plan import checks_for, helper_agents, prepare_generators
@@ -232,7 +233,7 @@ def _validate(inputs: list[str], config: str | None, simulator: str | None, judg
     generators = f" (and {plural(len(suite.generators), 'generator input')}, not called)" if suite.generators else ""
     write_line(sys.stdout, f"{cases} valid, {len(invalid)} invalid in {plural(len(suite.files), 'file')}{generators}")
     if not (suite.entries or suite.generators):     # as `run` says it: an empty suite is no green check
-        write_line(sys.stderr, f"Error: no test cases found in {', '.join(inputs)}")
+        write_line(sys.stderr, f"Error: {no_cases_found(inputs, suite, cwd)}")
     sys.exit(EXIT_USAGE if invalid or not (suite.entries or suite.generators) else 0)
 
 

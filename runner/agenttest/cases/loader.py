@@ -27,7 +27,7 @@ from ..validation import describe_errors
 from ..workspace import UnsafePath, attachment_root, checked_file
 from .inputs import InputError, normalize_input
 from .model import SCRIPTED, Case, Checkpoint, Conversation, InvalidCase, Suite
-from .reader import RawEntry, read_entries
+from .reader import RawEntry, read_entries, why_no_entries
 from .schema import AssertionEntry, CaseEntry, CheckpointEntry, SimulatorEntry
 from .sources import GeneratorSource, display_path, sources
 
@@ -155,6 +155,12 @@ def build_generated(values: list[Any], source: GeneratorSource, *, base_dir: Pat
     return entries
 
 
+def no_cases_found(inputs: list[str], suite: Suite, cwd: Path) -> str:
+    """`no test cases found in x.jsonl (x.jsonl: it is empty)`: the inputs, and why each of their files held none."""
+    reasons = [f"{name}: {why}" for name in suite.files if (why := why_no_entries(cwd / name))]
+    return f"no test cases found in {', '.join(inputs)}" + (f" ({'; '.join(reasons)})" if reasons else "")
+
+
 def _known_id_and_input(value: Any) -> tuple[str | None, Any]:
     """The entry's id (when it is a non-empty string) and raw input, for reporting an entry that is invalid."""
     if not isinstance(value, dict):
@@ -184,19 +190,19 @@ def build_case(value: Any, *, file: str | None, line: int | None, base_dir: Path
 
     if not isinstance(value, dict):
         return invalid([f"expected a JSON object, got {json_type(value)}"])
+    dynamic = value.get("simulator") is not None or bool(value.get("checkpoints"))
+    # Without one, the simulated user opens the conversation. Said even beside other mistakes (an unknown key):
+    # `inptu` is fixed at once when the message also says that `input` is missing.
+    missing_input = ["missing required field 'input'"] if value.get("input") is None and not dynamic else []
     try:
         entry = CaseEntry.model_validate(value)
     except ValidationError as exc:
-        return invalid(describe_errors(exc, CaseEntry))
-    problems: list[str] = []
+        return invalid(describe_errors(exc, CaseEntry) + missing_input)
+    problems: list[str] = list(missing_input)
     notes: list[str] = []
-    dynamic = entry.simulator is not None or bool(entry.checkpoints)
     conversation = _conversation(entry, base_dir, checks, problems, notes)
     messages: list[dict[str, Any]] = []
-    if entry.input is None:
-        if not dynamic:      # without one, the simulated user opens the conversation
-            problems.append("missing required field 'input'")
-    else:
+    if entry.input is not None:
         try:
             messages = normalize_input(entry.input, base_dir=base_dir, repo_root=repo_root)
         except InputError as exc:
