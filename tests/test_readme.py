@@ -102,3 +102,29 @@ def test_the_generator_script_example_writes_cases_that_run(tmp_path: Path) -> N
     assert proc.returncode == 0, proc.stdout + proc.stderr
     report = json.loads((tmp_path / "agenttest-results" / "report.json").read_text())
     assert [(r["id"], r["status"]) for r in report["results"]] == [("echo-0", "passed"), ("echo-1", "passed")]
+
+
+def _anchor(heading: str) -> str:
+    """GitHub's anchor of a heading: lower case, punctuation but `-` dropped, spaces as `-`."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def test_every_link_to_a_readme_section_leads_to_one() -> None:
+    anchors = {_anchor(heading) for heading in re.findall(r"^#{1,4} (.+)$", README, re.M)}
+    links = [("README.md", anchor) for anchor in re.findall(r"\]\(#([\w-]+)\)", README)]
+    for doc in (REPO / "docs").glob("*.md"):
+        links += [(doc.name, anchor) for anchor in re.findall(r"\]\(\.\./README\.md#([\w-]+)\)", doc.read_text())]
+    assert len(links) > 10
+    assert [(name, anchor) for name, anchor in links if anchor not in anchors] == []
+    assert "Calling an agent" not in (REPO / "docs" / "providers.md").read_text()    # a section that never was
+
+
+def test_the_conversation_example_runs_from_the_root_and_from_its_directory(tmp_path: Path) -> None:
+    stated = " ".join(README.split())
+    for command, cwd in (("agenttest -i examples/expense/tests/conversations.jsonl", REPO),
+                         ("agenttest -i tests/conversations.jsonl", REPO / "examples" / "expense")):
+        assert command in stated, command
+        proc = subprocess.run([sys.executable, "-m", "agenttest", *command.split()[1:], "--output-dir",
+                               str(tmp_path / cwd.name), "--no-cache"], cwd=cwd, capture_output=True, text=True,
+                              timeout=60)
+        assert proc.returncode == 0, proc.stdout + proc.stderr

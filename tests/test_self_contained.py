@@ -65,3 +65,13 @@ def test_the_check_finds_each_way_of_reaching_beside_the_repository() -> None:
                  "see /work/shared/STYLE.md"):
         assert OUTSIDE.search(line), line
     assert not OUTSIDE.search("tmp_path / 'assets' / 'shared.png'")
+
+
+def test_user_facing_text_cites_only_what_the_repository_holds() -> None:
+    """The product contract the code was written from is not in the repository: text a user reads — the package
+    (docstrings, `agenttest schema`), the examples, the docs — cites the README or docs/ instead."""
+    if shutil.which("git") is None or not (REPO / ".git").exists():
+        pytest.skip("not a git checkout")
+    cited = subprocess.run(["git", "grep", "-n", "SPEC §", "--", "runner", "examples", "docs", "README.md", "schema",
+                            "bench"], cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert (cited.returncode, cited.stdout) == (1, "")      # git grep: 1 when nothing is found

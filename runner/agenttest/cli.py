@@ -168,8 +168,8 @@ def execute(cli_values: dict[str, Any], cwd: Path | None = None) -> int:
 
 @contextmanager
 def _guarded() -> Iterator[None]:
-    """A command's log inside the stop-commands block in GitHub Actions (SPEC §11): it prints suite text, file
-    names and report contents, none of which may become a workflow command."""
+    """A command's log inside the stop-commands block in GitHub Actions (README: untrusted input): it prints suite
+    text, file names and report contents, none of which may become a workflow command."""
     from .report.github import in_github_actions
 
     with guarded_log(sys.stdout, guard=in_github_actions()):

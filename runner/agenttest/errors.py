@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-# Process exit codes (SPEC §2): every selected case passed; some did not; a mistake before any case ran (or
+# Process exit codes (README: Command line): every selected case passed; some did not; a mistake before any case ran (or
 # BeforeAll failed); interrupted by SIGINT/SIGTERM.
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -57,7 +57,7 @@ class HookError(AgentTestError):
 
 class UnsafeReference(HookError):
     """A reference to a file the suite may not read (outside its repository, under `.git/`, not a regular file):
-    the case is invalid (SPEC §11), not a hook that failed."""
+    the case is invalid (README: untrusted input), not a hook that failed."""
 
 
 class AgentCallError(Exception):

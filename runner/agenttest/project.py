@@ -160,9 +160,9 @@ def _check_defaults(defaults: dict[str, Any], problems: list[str]) -> dict[str, 
 
 
 def _expand(value: Any, file: str, keys: tuple[str, ...], missing: dict[str, str], problems: list[str]) -> Any:
-    """Replace ${VAR} / ${VAR:-default} in every string; register the values that are secrets (SPEC §11): every
-    variable in an `api_key`, a header, an exec `env` value, a URL's user-info or query value, and every variable
-    whose name looks like a credential. A variable that must be set and is not is added to `problems`.
+    """Replace ${VAR} / ${VAR:-default} in every string; register the values that are secrets (docs/providers.md:
+    Secrets): every variable in an `api_key`, a header, an exec `env` value, a URL's user-info or query value, and every
+    variable whose name looks like a credential. A variable that must be set and is not is added to `problems`.
 
     A variable that is not set is an error only where it is used: under `agents.X` or `connectors.Y` it is recorded
     in `missing` (key path → variable) and checked when that agent runs, so a fork without the secrets of a remote

@@ -84,7 +84,7 @@ def _prepare_judge(spec: AssertionSpec) -> None:
 
 @assertion("agent", prepare=_prepare_judge)
 async def judge(spec: AssertionSpec, ctx: EvalContext) -> Verdict:
-    """A validator agent judges the response against criteria (SPEC §6.1).
+    """A validator agent judges the response against criteria (README: Helper agents).
 
     `use`: `"agents:ID"`, the validator (any agent of agenttest.yaml; `builtin: validator` gives a good one).
     `value`: the criteria (or `options.metadata.criteria`). The validator gets one user message holding

@@ -227,7 +227,7 @@ def build_case(value: Any, *, file: str | None, line: int | None, base_dir: Path
         place = f"{file}:{line}" if file else where or entry.id
         warnings.extend(f"{place}: {note}" for note in notes)
     return Case(
-        # id, name and tags reach every artifact as they are: stored capped, as any untrusted value (SPEC §11)
+        # id, name and tags reach every artifact as they are: stored capped, as any untrusted value
         id=stored(entry.id), input=entry.input, messages=messages, assertions=specs, expected=entry.expected,
         has_expected="expected" in entry.model_fields_set, name=stored(entry.name),
         options={k: v for k, v in value.get("options", {}).items() if v is not None} if entry.options else {},
