@@ -33,6 +33,7 @@ from .checks import evaluation_context, prepared
 from .durations import format_duration, parse_timeout
 from .engine.context import RunContext
 from .errors import AgentCallError, AgentTestError, ConfigError, HelperError, Where
+from .hints import helper_name
 from .options import merge_options
 from .project import ProjectConfig, find_config, load_project
 from .secrets import mask
@@ -288,7 +289,8 @@ def _judgement(config: Config, subject: Any, validator: str, criteria: Any, meta
         try:
             return await within(REGISTRY["agent"].evaluate(spec, context), seconds)  # type: ignore[arg-type]
         except asyncio.TimeoutError:
-            raise HelperError(f"judge {validator}: timeout after {format_duration(seconds)}", "judge") from None
+            raise HelperError(f"{helper_name('judge', validator)}: timeout after {format_duration(seconds)}",
+                              "judge") from None
 
     return ask()
 

@@ -62,12 +62,14 @@ class UnsafeReference(HookError):
 
 class AgentCallError(Exception):
     """An agent call failed. `kind` is the result's `error_kind`: `agent`, or `infra` for connection, DNS and TLS
-    faults (the other kinds — invalid, simulator, judge, hook — are not raised by agents)."""
+    faults (the other kinds — invalid, simulator, judge, hook — are not raised by agents). `status`: the HTTP status
+    of an error reply."""
 
-    def __init__(self, message: str, kind: str = "agent") -> None:
+    def __init__(self, message: str, kind: str = "agent", status: int | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.kind = kind
+        self.status = status
 
 
 class HelperError(Exception):

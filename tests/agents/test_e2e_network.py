@@ -266,3 +266,20 @@ def test_a_body_cut_mid_way_and_a_reset_connection(tmp_path: Path) -> None:
     b = was_reset.result("a")
     assert (b["status"], b["error_kind"]) == ("error", "infra")
     assert b["error"] == f"agent error: connection to {resetting.url('/chat')} failed: Connection reset by peer"
+
+
+def test_a_base_url_without_its_version_gets_a_hint_on_404(tmp_path: Path) -> None:
+    project = Project(tmp_path)
+    project.write("agenttest.yaml", """
+        version: 1
+        agents:
+          llm: {provider: openai, base_url: "${LLM_URL}", model: m}
+        """)
+    project.suite("s.jsonl", {"id": "a", "input": "hi"})
+    with FakeOpenAI() as server:
+        missing = project.run("-i", "s.jsonl", "-n", "llm", env={"LLM_URL": server.origin})
+        right = project.run("-i", "s.jsonl", "-n", "llm", env={"LLM_URL": server.base_url})
+    assert (missing.code, right.code) == (1, 0)
+    assert missing.result("a")["error"] == (
+        f"agent error: HTTP 404 from {server.origin}/chat/completions: 404: Not Found — base_url usually ends in /v1 "
+        "(https://host/v1, http://localhost:11434/v1): requests go to <base_url>/chat/completions")

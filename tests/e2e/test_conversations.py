@@ -342,7 +342,7 @@ def test_a_judge_in_a_checkpoint_sees_the_conversation_and_its_failure_is_a_judg
         "user", "assistant"]
     broken_case = result.result("broken")
     assert (broken_case["status"], broken_case["error_kind"]) == ("error", "judge")
-    assert broken_case["error"].startswith("checkpoint echo at turn 1: judge judge: its reply holds no verdict")
+    assert broken_case["error"].startswith("checkpoint echo at turn 1: judge: its reply holds no verdict")
 
 
 def test_validate_checks_dynamic_cases_against_the_config(project: Project) -> None:

@@ -95,12 +95,12 @@ def test_a_judge_decides_and_its_reason_score_and_suggestions_reach_every_artifa
     good, bad = verdict(result, "good"), verdict(result, "bad")
     assert result.result("good")["status"] == "passed" and result.result("bad")["status"] == "failed"
     assert good["details"]["reason"] == "the reply mentions 'submitted', 'EXP-'" and good["score"] == 1.0
-    assert bad["message"] == "judge judge: the reply does not mention 'submitted', 'EXP-'"
+    assert bad["message"] == "judge: the reply does not mention 'submitted', 'EXP-'"
     assert bad["details"]["suggestions"] == ["mention 'submitted'", "mention 'EXP-'"]
     assert bad["details"]["judge"] == "judge" and bad["score"] == 0.0
     assert result.result("bad")["error"] == bad["message"]
     junit = (project.root / "agenttest-results" / "junit.xml").read_text()
-    assert "judge judge: the reply does not mention" in junit and "suggestion: mention 'EXP-'" in junit
+    assert "judge: the reply does not mention" in junit and "suggestion: mention 'EXP-'" in junit
     summary = (project.root / "agenttest-results" / "summary.md").read_text()
     assert "Suggestions from the judge `judge`:**\n\n- mention 'submitted'\n- mention 'EXP-'" in summary
     assert "suggestion: mention 'EXP-'" in result.stdout
@@ -139,12 +139,12 @@ def test_a_judge_that_cannot_decide_is_an_error_of_kind_judge_never_a_pass_or_fa
                         ("no-json", "no-verdict", "bad-score", "down", "negated", "unreachable")} | {
         "fine": ("passed", None)}
     errors = {r["id"]: r.get("error") for r in result.report["results"]}
-    assert errors["no-json"] == ("judge judge: its reply holds no verdict (a JSON object with 'passed' or "
+    assert errors["no-json"] == ("judge: its reply holds no verdict (a JSON object with 'passed' or "
                                  "'score'): The reply looks fine to me.")
-    assert errors["no-verdict"] == ("judge judge: its reply holds no verdict (a JSON object with 'passed' or "
+    assert errors["no-verdict"] == ("judge: its reply holds no verdict (a JSON object with 'passed' or "
                                     "'score'): {\"reasoning\": \"I looked at it\", \"reason\": \"fine\"}")
-    assert errors["bad-score"] == "judge judge: its reply's 'score' must be a number from 0 to 1, got 7"
-    assert errors["down"].startswith("judge judge: HTTP 500 from http://127.0.0.1:")
+    assert errors["bad-score"] == "judge: its reply's 'score' must be a number from 0 to 1, got 7"
+    assert errors["down"].startswith("judge: HTTP 500 from http://127.0.0.1:")
     assert errors["negated"] == errors["no-json"]          # neither negated nor replaced by `message`
     assert errors["unreachable"].startswith("judge dead-judge: cannot connect to http://127.0.0.1:")
     assert result.report["summary"]["errors"] == 6 and result.code == 1
@@ -182,7 +182,7 @@ def test_a_judge_that_outlives_the_case_times_out_saying_what_it_waited_for(
     result = run(project, brain[1], "-i", "s.jsonl")
     case = result.result("slow")
     assert case["status"] == "timeout"
-    assert case["error"] == "timeout after 500ms (in assertions, waiting for the judge judge)"
+    assert case["error"] == "timeout after 500ms (in assertions, waiting for the judge)"
     assert case["duration_ms"] < 3000
 
 

@@ -3,6 +3,7 @@ Ollama, LiteLLM, …), with an optional system prompt, tools and mocked tool res
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -94,11 +95,17 @@ class OpenAIAgent:
         """One chat completion."""
         body = self._body(endpoint, messages, first_step)
         shown = display_url(endpoint.url)
-        async with self._transport.send(endpoint.url, body, endpoint.headers, deadline) as response:
-            if is_event_stream(response.content_type):
-                reply = await read_stream(response, shown)
-            else:
-                reply = parse_json(await read_text(response), response, shown)
+        try:
+            async with self._transport.send(endpoint.url, body, endpoint.headers, deadline) as response:
+                if is_event_stream(response.content_type):
+                    reply = await read_stream(response, shown)
+                else:
+                    reply = parse_json(await read_text(response), response, shown)
+        except AgentCallError as exc:
+            if exc.status == 404 and _without_version(endpoint.url):
+                exc.message += (" — base_url usually ends in /v1 (https://host/v1, http://localhost:11434/v1): "
+                                "requests go to <base_url>/chat/completions")
+            raise
         return read_completion(reply, shown, model=endpoint.model)
 
     async def aclose(self) -> None:
@@ -166,6 +173,13 @@ def build_connectors(connectors: dict[str, ConnectorSettings]) -> Connectors:
         else:
             built.endpoints[name] = endpoint
     return built
+
+
+def _without_version(url: str) -> bool:
+    """Whether a chat completions URL lacks the API version most OpenAI-compatible servers serve it under (`/v1`;
+    Azure's deployment URLs have their own form)."""
+    path = URL(url).path
+    return not re.search(r"/v\d+(beta)?/", path) and "/deployments/" not in path
 
 
 def _forces_a_call(tool_choice: Any) -> bool:
