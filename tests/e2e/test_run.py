@@ -235,8 +235,18 @@ def test_a_directory_input_skips_the_output_directory(project: Project) -> None:
 def test_direct_message_with_name(project: Project) -> None:
     run = project.run("-n", "echo", "-i", "How are you?")
     assert run.code == 0
-    assert "└─ Output: echo: How are you?" in run.stdout
+    lines = run.stdout.splitlines()
+    output = lines.index("  └─ Output: echo: How are you?")
+    assert lines[output + 1] == ("  └─ nothing was checked: a direct message has no assertion (to test the reply, "
+                                 "write the case in a suite file with an `assert`)")
+    assert "  ○ 1 case passed without checking anything (no assertion)" in lines
     assert run.report["results"][0]["output"] == "echo: How are you?"
+    project.suite("suite.jsonl", {"id": "bare", "input": "hi"},
+                  {"id": "checked", "input": "hi", "assert": {"type": "contains", "value": "hi"}})
+    lines = project.run("-i", "suite.jsonl", "--parallel", "1").stdout.splitlines()
+    bare = next(i for i, line in enumerate(lines) if line.startswith("► [bare]"))
+    assert lines[bare + 1] == "  └─ nothing was checked: the case has no assertion and no `expected`"
+    assert lines[bare + 2].startswith("► [checked] hi PASSED")
 
 
 def test_output_file_by_extension(project: Project) -> None:

@@ -49,6 +49,7 @@ class ConsoleReporter(Reporter):
         self._last_progress = time.monotonic()
         self._live_shown = False
         self._not_run: dict[str, int] = {}
+        self._unchecked = 0
 
     def run_started(self, info: RunInfo) -> None:
         self._total = info.total
@@ -77,6 +78,7 @@ class ConsoleReporter(Reporter):
         self._running = max(0, self._running - 1)
         self._done += 1
         self._clear_live()
+        self._unchecked += unchecked(result)
         if not result.ran:      # counted, and said once in the summary rather than a line per case
             self._not_run[result.error or "not run"] = self._not_run.get(result.error or "not run", 0) + 1
         else:
@@ -128,6 +130,9 @@ class ConsoleReporter(Reporter):
         spent = (summary.get("budget") or {}).get("spent")
         if spent:
             self._line(self._style(f"  ⚠ {spent}: the cases not yet started were skipped", "yellow", bold=True))
+        if self._unchecked:
+            self._line(self._style(f"  ○ {plural(self._unchecked, 'case')} passed without checking anything "
+                                   "(no assertion)", "yellow"))
         for reason, count in self._not_run.items():
             self._line(self._style(f"  ○ {count} {'case' if count == 1 else 'cases'} {reason}", "yellow"))
         if report.interrupted:
@@ -175,12 +180,17 @@ class ConsoleReporter(Reporter):
             lines.append(f"  └─ {one_line(result.error, 300)}{where}")
         elif result.status == "skipped" and result.error:
             lines.append(f"  └─ {one_line(result.error, 200)}")
-        if self._verbose or (result.file is None and result.source is None and not dynamic):
+        direct = result.file is None and result.source is None
+        if self._verbose or (direct and not dynamic):
             if result.output is not None and not dynamic:
                 lines.append(f"  └─ Output: {one_line(to_display(result.output), 200 if self._verbose else 500)}")
             if self._verbose:
                 for verdict in result.assertions:
                     lines.extend(self._verdict_lines(verdict.to_dict(), "  │  "))
+        if unchecked(result):
+            lines.append(self._style("  └─ nothing was checked: " + (
+                "a direct message has no assertion (to test the reply, write the case in a suite file with "
+                "an `assert`)" if direct else "the case has no assertion and no `expected`"), "yellow"))
         return lines
 
     def _verdict_lines(self, verdict: dict[str, Any], indent: str) -> list[str]:
@@ -290,6 +300,11 @@ def _shown(path: Path, cwd: Path) -> str:
         return path.resolve().relative_to(cwd.resolve()).as_posix() or "."
     except ValueError:
         return str(path)
+
+
+def unchecked(result: CaseResult) -> bool:
+    """A case that passed with nothing to check: no assertion, no `expected`, no conversation."""
+    return result.status == "passed" and not result.assertions and (result.metadata or {}).get("mode") != "dynamic"
 
 
 def _runs_note(stability: dict[str, Any] | None) -> str:
