@@ -404,3 +404,20 @@ def test_a_reply_that_is_not_text_does_not_break_the_conversation(project: Proje
     assert result.result("raw")["status"] == "failed", result.stdout + result.stderr
     for name in ("junit.xml", "summary.md", "ctrf.json"):
         assert (project.root / "agenttest-results" / name).is_file()
+
+
+def test_a_checkpoint_never_checked_says_what_it_waited_for(project: Project,
+                                                             brain: tuple[HelperBrain, FakeOpenAI]) -> None:
+    project.suite("s.jsonl", {"id": "stuck", "simulator": {"use": "scripted", "replies": ["one", "two"]},
+                              "checkpoints": [{"id": "asks", "assert": contains("zzz")},
+                                              {"id": "files", "after": ["asks"], "assert": contains("echo")}]})
+    result = run(project, brain[1], "-i", "s.jsonl")
+    assert result.code == 1
+    summary = (project.root / "agenttest-results" / "summary.md").read_text()
+    assert "| ❌ | `files` | yes | not reached | never checked: it waits for asks (after), not reached |" in summary
+    junit = (project.root / "agenttest-results" / "junit.xml").read_text()
+    assert "✗ files: required, not reached — never checked: it waits for asks (after), not reached" in junit
+    html = project.run("-i", "s.jsonl", "-o", "report.html", env={"BRAIN_URL": brain[1].base_url,
+                                                                  "CALLS_FILE": str(project.root / "calls.jsonl")})
+    assert "never checked: it waits for asks (after), not reached" in (project.root / "report.html").read_text()
+    assert html.code == 1

@@ -230,7 +230,7 @@ def _chat(result: Mapping[str, Any]) -> Iterator[str]:
     if rows:
         yield "<table><tr><th></th><th>Checkpoint</th><th>Required</th><th>Reached at</th><th>Why not</th></tr>"
         for row in rows:
-            cells = checkpoint_cells(row, 1000)
+            cells = checkpoint_cells(row, 1000, rows)
             yield (f"<tr><td>{cells.mark}</td><td><code>{html_text(cells.id)}</code></td><td>{cells.required}</td>"
                    f"<td>{html_text(cells.reached)}</td><td>{html_text(cells.why)}</td></tr>")
         yield "</table>"

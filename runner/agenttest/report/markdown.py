@@ -372,7 +372,7 @@ def _chat(result: Mapping[str, Any], chars: int) -> Iterator[str]:
         yield "| | Checkpoint | Required | Reached at | Why not |"
         yield "|---|---|---|---|---|"
         for row in rows:
-            cells = checkpoint_cells(row, 300)
+            cells = checkpoint_cells(row, 300, rows)
             yield (f"| {cells.mark} | {md_code(cells.id, in_table=True)} | {cells.required} | "
                    f"{md_text(cells.reached)} | {md_text(cells.why)} |")
         yield ""

@@ -178,24 +178,41 @@ class CheckpointCells:
     why: str
 
 
-def checkpoint_cells(row: dict[str, Any], limit: int) -> CheckpointCells:
+def checkpoint_cells(row: dict[str, Any], limit: int, rows: list[dict[str, Any]]) -> CheckpointCells:
+    """One of the case's checkpoint `rows` as the tables show it."""
     reached = bool(row.get("reached"))
     required = row.get("required", True) is not False
     return CheckpointCells(mark="✅" if reached else ("❌" if required else "➖"), id=to_text(row.get("id")),
                            required="yes" if required else "no",
                            reached=f"turn {to_text(row.get('reached_at_turn'))}" if reached else "not reached",
-                           why="" if reached else preview(row.get("message") or "", limit))
+                           why="" if reached else preview(why_not_reached(row, rows), limit))
+
+
+def why_not_reached(row: dict[str, Any], rows: list[dict[str, Any]]) -> str:
+    """Why a checkpoint was not reached: its last check's failure, or — never checked — what it waited for: the
+    checkpoints of its `after` that were not reached, or a reply (the conversation ended before one)."""
+    if row.get("message"):
+        return str(row["message"])
+    if row.get("checked"):
+        return ""
+    reached = {str(other.get("id")) for other in rows if other.get("reached")}
+    waiting = [str(dep) for dep in row.get("after") or [] if str(dep) not in reached]
+    if waiting:
+        return f"never checked: it waits for {', '.join(waiting)} (after), not reached"
+    return "never checked: the conversation ended before a reply it could check"
 
 
 def checkpoint_lines(result: dict[str, Any], limit: int = 300) -> list[str]:
     """`✓ greets (turn 1)`, `✗ confirm: required, not reached — why`, `○ offer: optional, not reached`."""
     lines = []
-    for row in checkpoint_rows(result):
+    rows = checkpoint_rows(result)
+    for row in rows:
         name = one_line(row.get("id"), 120)
         if row.get("reached"):
             lines.append(f"✓ {name} (turn {row.get('reached_at_turn')})")
             continue
-        why = f" — {one_line(row['message'], limit)}" if row.get("message") else ""
+        why = why_not_reached(row, rows)
+        why = f" — {one_line(why, limit)}" if why else ""
         if row.get("required", True):
             lines.append(f"✗ {name}: required, not reached{why}")
         else:
