@@ -133,7 +133,8 @@ def test_a_console_that_cannot_show_the_symbols_gets_their_text_forms(project: P
     assert lines[1:3] == ["=" * 63, "  Agent Test"] and "i Agent: echo" in lines
     assert lines[lines.index("> [ok] hi -> there PASSED (T)"):][:7] == [
         "> [ok] hi -> there PASSED (T)", "  `- Output: echo: hi -> there",
-        "  `- nothing was checked: the case has no assertion and no `expected`", "> [bad] hi FAILED (T)", "  `- output does not contain 'nope'", "  `- Output: echo: hi",
+        "  `- nothing was checked: the case has no assertion and no `expected`",
+        "> [bad] hi FAILED (T)", "  `- output does not contain 'nope'", "  `- Output: echo: hi",
         "  |  [x] contains: output does not contain 'nope'"]
     assert lines[-4:] == ["=" * 63, "  [FAIL] TESTS FAILED", "=" * 63, ""]
     assert "?" not in run.stdout
