@@ -36,7 +36,8 @@ def test_validate_of_an_empty_suite_says_why_it_fails(project: Project) -> None:
     run = project.run("validate", "-i", "empty.jsonl")
     assert run.code == 2
     assert run.stdout.strip() == "0 valid, 0 invalid in 1 file"
-    assert run.stderr.strip() == "Error: no test cases found in empty.jsonl"
+    assert run.stderr.strip() == ("Error: no test cases found in empty.jsonl (empty.jsonl: it holds only comments and "
+                                  "blank lines)")
 
 
 def test_validate_checks_the_config_too(project: Project) -> None:

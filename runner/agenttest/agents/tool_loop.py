@@ -16,8 +16,6 @@ from ..user_errors import describe
 from .base import AgentRequest, AgentResponse, ToolCall, ToolExecution
 from .replies import snippet
 
-DEFAULT_MAX_TOOL_STEPS = 10
-
 
 @dataclass(frozen=True)
 class ToolKit:
