@@ -9,9 +9,11 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import pytest
 from aiohttp import web
 
 from action.test_lint import BIN, REPO, tool
+from agenttest.hosting import ACTION
 from e2e.conftest import helper_server, run_cli
 from fakes.server import ScriptedServer
 
@@ -34,8 +36,12 @@ def test_init_writes_the_three_files_at_the_repository_root_and_says_what_next(t
         "wrote ../../agenttest.yaml", "wrote ../../tests/agents/example.jsonl",
         "wrote ../../.github/workflows/agenttest.yml", "",
         "Next: agenttest validate -i ../../tests/agents/example.jsonl",
-        "Then set AGENT_URL to your agent's URL and OPENAI_API_KEY for the judge and the simulated user "
-        "(see ../../agenttest.yaml), and run: agenttest -i ../../tests/agents/example.jsonl"]
+        "Then point AGENT_URL at your agent (default http://localhost:8080/chat) and run the case that needs no "
+        "key: agenttest -i ../../tests/agents/example.jsonl --run greets",
+        "The judged case and the conversation also need OPENAI_API_KEY, for the judge and the simulated user of "
+        "../../agenttest.yaml: export OPENAI_API_KEY=sk-… and run: agenttest -i ../../tests/agents/example.jsonl",
+        f"../../.github/workflows/agenttest.yml runs the action {ACTION}: on a fork or a copy of agenttest, change "
+        "its `uses:` line."]
     config = (root / "agenttest.yaml").read_text()
     for kind in ("provider: http", "#   provider: openai", "#   provider: exec", "#   provider: python",
                  "builtin: validator", "builtin: simulator"):
@@ -81,12 +87,31 @@ def test_the_scaffolded_suite_runs_green_against_a_real_agent_and_judge(tmp_path
     assert brain.calls["judge"] == 2
 
 
+def test_without_the_helpers_key_the_run_says_who_needs_it_and_which_case_runs_without(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    root = repository(tmp_path)
+    assert run_cli("init", cwd=root).code == 0
+    with ScriptedServer("/chat", default=_assistant) as agent:
+        refused = run_cli("-i", "tests/agents/example.jsonl", cwd=root, env={"AGENT_URL": agent.endpoint})
+        assert refused.code == 2
+        assert " ".join(refused.stderr.split()) == (
+            f"Error: {root / 'agenttest.yaml'}: connectors.openai.api_key: environment variable OPENAI_API_KEY is not "
+            "set; agent workers.test.validator (asked by cases says-what-it-does, helps-a-new-user) needs it: set it "
+            "in the environment first (export OPENAI_API_KEY=…), or run only the 1 case needing no such helper: "
+            "--run greets")
+        keyless = run_cli("-i", "tests/agents/example.jsonl", "--run", "greets", cwd=root,
+                          env={"AGENT_URL": agent.endpoint})
+    assert keyless.code == 0, keyless.stdout + keyless.stderr
+    assert [r["id"] for r in keyless.report["results"]] == ["greets"]
+
+
 def test_the_scaffolded_workflow_passes_actionlint(tmp_path: Path) -> None:
     root = repository(tmp_path)
     assert run_cli("init", cwd=root).code == 0
     workflow = root / ".github" / "workflows" / "agenttest.yml"
     # With the action resolved to this checkout, actionlint also checks every `with:` key against action.yml.
-    workflow.write_text(workflow.read_text().replace("org/agenttest-action@v1", "./"))
+    workflow.write_text(workflow.read_text().replace(ACTION, "./"))
     for name in ("action.yml", "Dockerfile"):
         shutil.copy(REPO / name, root / name)
     env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}

@@ -1,7 +1,8 @@
 """A small, deterministic expense assistant: enough behaviour to show every kind of assertion.
 
-It answers the canonical request (SPEC §4) with the canonical response: text `content`, the tool calls it made
-(`tool_calls`), the tools it executed with their results (`tools`), and structured `data` when asked for status.
+It answers the canonical request (README: Configuration) with the canonical response: text `content`, the tool
+calls it made (`tool_calls`), the tools it executed with their results (`tools`), and structured `data` when asked
+for status.
 """
 
 from __future__ import annotations

@@ -100,7 +100,7 @@ def read_settings(environ: Mapping[str, str]) -> ActionSettings:
             values[key] = _convert(name, inputs[name], kind)
     if inputs.get("args"):
         values.update(parse_args(suites, inputs["args"]))
-    for suite in values["input"]:    # always a path (SPEC §2), an `-i` in `args` too: never a chat message
+    for suite in values["input"]:    # always a path (README: Command line), an `-i` in `args` too: never a chat message
         try:
             sources(suite, cwd, message=False)
         except UsageError as exc:

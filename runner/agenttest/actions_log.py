@@ -38,16 +38,24 @@ def visible(char: str) -> str:
 
 
 def printable(text: str, encoding: str | None = None) -> str:
-    """`text` as a stream in `encoding` can take it: lone surrogates replaced by their visible `#xD800` form, any
-    other character the encoding lacks (an ASCII locale) by `?`. Nothing is stripped or masked: the text is
-    already what we mean to print."""
+    """`text` as a stream in `encoding` can take it: lone surrogates replaced by their visible `#xD800` form; in an
+    encoding that lacks some of its characters (an ASCII locale, a legacy Windows console, `PYTHONIOENCODING=ascii`
+    for a font without them), the symbols agenttest prints in their text forms (`[FAIL]`, `[ok]`, `->`) and any
+    other missing character as `?`. Nothing is stripped or masked: the text is already what we mean to print."""
     text = _SURROGATE.sub(lambda match: visible(match.group()), text)
     encoding = encoding or "utf-8"
     try:
         text.encode(encoding)
     except UnicodeEncodeError:
-        return text.encode(encoding, "replace").decode(encoding)
+        return text.translate(_TEXT_SYMBOLS).encode(encoding, "replace").decode(encoding)
     return text
+
+
+# The symbols of the console, the status icons and the box drawing, in characters every encoding has.
+_TEXT_SYMBOLS = str.maketrans({
+    "✨": "*", "❌": "[FAIL]", "✅": "[OK]", "⚠": "[!]", "○": "o", "►": ">", "ℹ": "i", "✓": "[ok]", "✗": "[x]",
+    "═": "=", "─": "-", "│": "|", "├": "|", "└": "`", "→": "->", "…": "...", "·": "-", "\ufe0f": None,
+})
 
 
 def escape_data(text: str) -> str:

@@ -33,6 +33,7 @@ from .checks import evaluation_context, prepared
 from .durations import format_duration, parse_timeout
 from .engine.context import RunContext
 from .errors import AgentCallError, AgentTestError, ConfigError, HelperError, Where
+from .hints import helper_name
 from .options import merge_options
 from .project import ProjectConfig, find_config, load_project
 from .secrets import mask
@@ -45,9 +46,9 @@ T = TypeVar("T")
 
 @dataclass
 class Response(AgentResponse):
-    """An agent's canonical response (SPEC §4): `content`, `tool_calls` (each with `.name` and `.arguments`),
-    `tools` (executed calls, with `.result` and `.error`), `data`, `usage`, `finish_reason`, `model`; plus the
-    `input` it answered (as given to `call`) and how long the call took (`latency_ms`), which the judge and the
+    """An agent's canonical response (README: Configuration): `content`, `tool_calls` (each with `.name` and
+    `.arguments`), `tools` (executed calls, with `.result` and `.error`), `data`, `usage`, `finish_reason`, `model`;
+    plus the `input` it answered (as given to `call`) and how long the call took (`latency_ms`), which the judge and the
     `latency` check read."""
 
     input: Any = None
@@ -111,8 +112,8 @@ class Agent:
 
     `input` is a user message (a string), one chat message (`{"role", "content"}`), or a message list (a
     conversation so far); `content` may be a list of parts, with `file://` paths relative to agenttest.yaml's
-    directory. `options` are the request options of a test case (SPEC §4): `connector`, `skip`, `mode`, `search`,
-    `metadata`, `disable_global_prompts`. `timeout` (seconds, or a duration such as `"30s"`) defaults to
+    directory. `options` are the request options of a test case (README: A test case): `connector`, `skip`, `mode`,
+    `search`, `metadata`, `disable_global_prompts`. `timeout` (seconds, or a duration such as `"30s"`) defaults to
     `defaults.timeout` (2m). A failed call raises `AgentCallError` (its `kind`: `agent`, `infra`, `timeout`)."""
 
     def __init__(self, config: Config, agent_id: str, *, owns_config: bool = False, test_id: str = "api") -> None:
@@ -210,11 +211,11 @@ def judge(subject: Any, validator: str, criteria: Any = None, *, metadata: dict[
           conversation: list[dict[str, Any]] | None = None, timeout: float | str | None = None,
           config: Config | None = None) -> Verdict:
     """Ask the validator agent `validator` (an agent of agenttest.yaml; `builtin: validator` is a good one) whether
-    `subject` — a response, or any value — meets `criteria`, exactly as a `type: agent` assertion does (SPEC §6.1):
-    it is sent `{"criteria", "input", "output", "conversation", …metadata}` and its `reason`, `score` and
-    `suggestions` come back in the verdict (`.message`, `.score`, `.details`). `threshold`: `score ≥ threshold`
-    decides; `samples`: ask N times, the majority decides. `input` defaults to the one the response answered;
-    `conversation` (or `metadata["conversation"]`, the seeds' form) is what was said before. A judge that cannot be
+    `subject` — a response, or any value — meets `criteria`, exactly as a `type: agent` assertion does (README: Judged
+    assertions): it is sent `{"criteria", "input", "output", "conversation", …metadata}` and its `reason`, `score` and
+    `suggestions` come back in the verdict (`.message`, `.score`, `.details`). `threshold`: `score ≥ threshold` decides;
+    `samples`: ask N times, the majority decides. `input` defaults to the one the response answered; `conversation` (or
+    `metadata["conversation"]`, the seeds' form) is what was said before. A judge that cannot be
     reached or gives no verdict raises HelperError."""
     __tracebackhide__ = True
     refuse_inside_loop("agenttest.judge()", "await agenttest.ajudge(...)")
@@ -288,7 +289,8 @@ def _judgement(config: Config, subject: Any, validator: str, criteria: Any, meta
         try:
             return await within(REGISTRY["agent"].evaluate(spec, context), seconds)  # type: ignore[arg-type]
         except asyncio.TimeoutError:
-            raise HelperError(f"judge {validator}: timeout after {format_duration(seconds)}", "judge") from None
+            raise HelperError(f"{helper_name('judge', validator)}: timeout after {format_duration(seconds)}",
+                              "judge") from None
 
     return ask()
 

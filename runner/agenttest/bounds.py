@@ -1,5 +1,5 @@
 """Limits on what an untrusted value (an agent's reply, a suite's `expected`) can do to a run: how deep it nests,
-which numbers it holds, and how much of it an artifact keeps (SPEC §11).
+which numbers it holds, and how much of it an artifact keeps (README: untrusted input).
 
 Everything here walks values without recursion, so no value is deep enough to crash the walk itself.
 """
@@ -190,9 +190,9 @@ def _scalar(item: Any, cap: int | None) -> Any:
 
 
 def stored(value: Any) -> Any:
-    """`value` as an artifact keeps it (SPEC §11): strings longer than MAX_STORED_CHARS cut, saying how long they
-    were; a structure larger than MAX_STORED_JSON characters (as `size` counts them) kept as the start of its
-    JSON, saying how long it was; NaN, ±Infinity and too-deep parts as `json_safe` writes them. Small values come
+    """`value` as an artifact keeps it (README: untrusted input): strings longer than MAX_STORED_CHARS cut, saying
+    how long they were; a structure larger than MAX_STORED_JSON characters (as `size` counts them) kept as the start of
+    its JSON, saying how long it was; NaN, ±Infinity and too-deep parts as `json_safe` writes them. Small values come
     back as they are."""
     if value is None or isinstance(value, (bool, int)):
         return value

@@ -21,6 +21,7 @@ from .errors import EXIT_USAGE, AgentTestError, UsageError
 EXAMPLES = """\b
 Examples:
   agenttest -i tests/expense.jsonl           run one suite (run is implied)
+  agenttest tests/expense.jsonl              the same: suites may be arguments
   agenttest -i tests/ --parallel 8 --runs 3  every suite below tests/, 3 runs each
   agenttest validate tests/*.jsonl           check suites, calling no agent
 
@@ -53,8 +54,9 @@ class DefaultRunGroup(click.Group):
     """`run` is the default command: `agenttest -i x.jsonl` means `agenttest run -i x.jsonl`."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        # Only options fall through to `run`: an unknown word is an unknown command, not a stray argument.
-        if not args or (args[0].startswith("-") and args[0] not in ("--help", "-h", "--version", "-V")):
+        # Options and suite paths fall through to `run` (`agenttest tests/x.jsonl`); `run` refuses a word that names
+        # no suite, as the unknown command it was meant to be.
+        if not args or (args[0] not in self.commands and args[0] not in ("--help", "-h", "--version", "-V")):
             ctx.meta[_IMPLICIT_RUN] = True
             args = ["run", *args]
         return super().parse_args(ctx, args)
@@ -83,7 +85,8 @@ def main() -> None:
 
 
 @main.command(cls=RunCommand, epilog=EXAMPLES)
-@click.option("-i", "--input", "input", multiple=True, required=True, metavar="SOURCE",
+@click.argument("suites", nargs=-1, metavar="[SUITE]...")
+@click.option("-i", "--input", "input", multiple=True, metavar="SOURCE",
               help="A JSONL/JSON suite, a directory, a glob, or a direct message. Repeatable.")
 @click.option("-n", "--name", help="Target agent id (default: from the config or the suite's path).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False),
@@ -95,6 +98,7 @@ def main() -> None:
 @click.option("--ctx", type=click.Path(dir_okay=False), help="JSON context file (chat_id, authorized, metadata…).")
 @click.option("-v", "--verbose", is_flag=True, default=None, help="Show outputs and every assertion verdict.")
 @click.option("--simulator", metavar="ID", help="Simulator agent for dynamic cases that name none.")
+@click.option("--judge", metavar="ID", help="Judge of agent assertions that name none (default: defaults.judge).")
 @click.option("--cache", metavar="DIR",
               help="Cache of judge, simulator and generator replies [~/.cache/agenttest/helpers].")
 @click.option("--no-cache", is_flag=True, default=None, help="Ask every helper agent afresh (and store nothing).")
@@ -126,10 +130,33 @@ def main() -> None:
 @click.option("--color", type=click.Choice(["auto", "always", "never"]),
               help="Colour the console: auto = on a terminal and in GitHub Actions, unless NO_COLOR is set "
                    "(FORCE_COLOR forces it) [auto].")
-def run(**options: Any) -> None:
-    """Run test suites against the target agent."""
+def run(suites: tuple[str, ...], **options: Any) -> None:
+    """Run test suites against the target agent. Suites may be given as arguments too (files, directories, globs,
+    generators), as validate takes them."""
     cli_values = {key: value for key, value in options.items() if value is not None and value != ()}
-    sys.exit(execute(cli_values))
+    inputs = [*options["input"], *_suite_arguments(suites)]
+    if not inputs:
+        raise click.UsageError("give the suites to run: SUITE arguments, or -i SOURCE (a suite, a directory, a "
+                               "glob or a message)")
+    sys.exit(execute({**cli_values, "input": inputs}))
+
+
+def _suite_arguments(suites: tuple[str, ...]) -> list[str]:
+    """The suite arguments of `run`, each a path or a generator — never a message (that is `-i "…"`). The first
+    word of `agenttest WORD …` that names no suite is refused as the unknown command it would have been."""
+    from .cases.sources import GENERATOR_PREFIXES, existing_path, looks_like_path
+    from .hints import did_you_mean
+
+    ctx = click.get_current_context()
+    for position, value in enumerate(suites):
+        if value.startswith(GENERATOR_PREFIXES) or looks_like_path(value) or existing_path(Path.cwd() / value):
+            continue
+        if position == 0 and ctx.meta.get(_IMPLICIT_RUN) and ctx.parent is not None:
+            commands = ctx.parent.command.commands if isinstance(ctx.parent.command, click.Group) else {}
+            raise click.UsageError(f"No such command {value!r}{did_you_mean(value, commands)}, and no suite file or "
+                                   "directory of that name", ctx.parent)
+        raise click.UsageError(f"{value}: no such suite file or directory (a message to send is -i \"{value}\")")
+    return list(suites)
 
 
 def execute(cli_values: dict[str, Any], cwd: Path | None = None) -> int:
@@ -142,8 +169,8 @@ def execute(cli_values: dict[str, Any], cwd: Path | None = None) -> int:
 
 @contextmanager
 def _guarded() -> Iterator[None]:
-    """A command's log inside the stop-commands block in GitHub Actions (SPEC §11): it prints suite text, file
-    names and report contents, none of which may become a workflow command."""
+    """A command's log inside the stop-commands block in GitHub Actions (README: untrusted input): it prints suite
+    text, file names and report contents, none of which may become a workflow command."""
     from .report.github import in_github_actions
 
     with guarded_log(sys.stdout, guard=in_github_actions()):
@@ -156,7 +183,9 @@ def _guarded() -> Iterator[None]:
               help="A JSONL/JSON suite, a directory or a glob. Repeatable.")
 @click.option("--config", type=click.Path(dir_okay=False), help="agenttest.yaml (default: discovered).")
 @click.option("--simulator", metavar="ID", help="The simulator agent for dynamic cases that name none.")
-def validate(files: tuple[str, ...], input: tuple[str, ...], config: str | None, simulator: str | None) -> None:
+@click.option("--judge", metavar="ID", help="The judge of agent assertions that name none.")
+def validate(files: tuple[str, ...], input: tuple[str, ...], config: str | None, simulator: str | None,
+             judge: str | None) -> None:
     """Parse and check suites (and the config, if any) without calling any agent: judges and simulators must be
     agents of the config. Generator inputs are not called. Exit 0 when all is valid, 2 when not. Suites may also
     be given as arguments (as pre-commit passes them)."""
@@ -164,12 +193,13 @@ def validate(files: tuple[str, ...], input: tuple[str, ...], config: str | None,
     if not inputs:
         raise click.UsageError("give the suites to check: -i FILE (or FILE arguments)")
     with _guarded():
-        _validate(inputs, config, simulator)
+        _validate(inputs, config, simulator, judge)
 
 
-def _validate(inputs: list[str], config: str | None, simulator: str | None) -> None:
+def _validate(inputs: list[str], config: str | None, simulator: str | None, judge: str | None) -> None:
     from .agents.pool import AgentPool
     from .cases import load_suite
+    from .cases.loader import no_cases_found
     from .cases.model import InvalidCase
     from .config import undefined_suite_agents
     from .engine.plan import checks_for, helper_agents, prepare_generators
@@ -180,7 +210,7 @@ def _validate(inputs: list[str], config: str | None, simulator: str | None) -> N
     try:
         project = load_project(find_config(config, inputs, cwd))
         suite = load_suite(inputs, cwd=cwd, project_dir=project.directory if project.path else None,
-                           checks=checks_for(project, simulator))
+                           checks=checks_for(project, simulator, judge))
         undefined = undefined_suite_agents((e.file for e in suite.entries), cwd, project,
                                            project.defaults.get("name"))
         if undefined:
@@ -204,7 +234,7 @@ def _validate(inputs: list[str], config: str | None, simulator: str | None) -> N
     generators = f" (and {plural(len(suite.generators), 'generator input')}, not called)" if suite.generators else ""
     write_line(sys.stdout, f"{cases} valid, {len(invalid)} invalid in {plural(len(suite.files), 'file')}{generators}")
     if not (suite.entries or suite.generators):     # as `run` says it: an empty suite is no green check
-        write_line(sys.stderr, f"Error: no test cases found in {', '.join(inputs)}")
+        write_line(sys.stderr, f"Error: {no_cases_found(inputs, suite, cwd)}")
     sys.exit(EXIT_USAGE if invalid or not (suite.entries or suite.generators) else 0)
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-# Process exit codes (SPEC §2): every selected case passed; some did not; a mistake before any case ran (or
+# Process exit codes (README: Command line): every selected case passed; some did not; a mistake before any case ran (or
 # BeforeAll failed); interrupted by SIGINT/SIGTERM.
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -57,17 +57,19 @@ class HookError(AgentTestError):
 
 class UnsafeReference(HookError):
     """A reference to a file the suite may not read (outside its repository, under `.git/`, not a regular file):
-    the case is invalid (SPEC §11), not a hook that failed."""
+    the case is invalid (README: untrusted input), not a hook that failed."""
 
 
 class AgentCallError(Exception):
     """An agent call failed. `kind` is the result's `error_kind`: `agent`, or `infra` for connection, DNS and TLS
-    faults (the other kinds — invalid, simulator, judge, hook — are not raised by agents)."""
+    faults (the other kinds — invalid, simulator, judge, hook — are not raised by agents). `status`: the HTTP status
+    of an error reply."""
 
-    def __init__(self, message: str, kind: str = "agent") -> None:
+    def __init__(self, message: str, kind: str = "agent", status: int | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.kind = kind
+        self.status = status
 
 
 class HelperError(Exception):

@@ -26,6 +26,11 @@ def closest(key: str, known: Iterable[str]) -> str | None:
     return close[0] if close else None
 
 
+def helper_name(role: str, agent_id: str) -> str:
+    """`judge workers.test.validator`; a helper whose id is its role is named once: `judge`, not `judge judge`."""
+    return role if agent_id == role else f"{role} {agent_id}"
+
+
 def plural(count: int, word: str, words: str | None = None) -> str:
     """`1 case`, `3 cases` (`words` for an irregular plural)."""
     return f"{count} {word if count == 1 else words or word + 's'}"

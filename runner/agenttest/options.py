@@ -30,6 +30,7 @@ class RunOptions(BaseModel):
     ctx: str | None = None
     verbose: bool = False
     simulator: str | None = None
+    judge: str | None = None
     before: str | None = None
     after: str | None = None
     timeout: str = "2m"
@@ -66,9 +67,9 @@ class RunOptions(BaseModel):
             raise ValueError("needs a directory (or use --no-cache)")
         return value
 
-    @field_validator("simulator")
+    @field_validator("simulator", "judge")
     @classmethod
-    def _simulator_id(cls, value: str | None) -> str | None:
+    def _agent_id(cls, value: str | None) -> str | None:
         return value[len("agents:"):] if value and value.startswith("agents:") else value
 
     @field_validator("shard")

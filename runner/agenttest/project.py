@@ -70,10 +70,19 @@ class ProjectConfig:
         prefixes = [f"agents.{agent_id}."] + (["connectors."] if uses_connectors else [])
         return [(key, name) for key, name in self.missing.items() if any(key.startswith(p) for p in prefixes)]
 
-    def check_variables(self, agent_id: str, uses_connectors: bool) -> None:
-        """ConfigError for the first variable that the agent `agent_id` needs and that is not set."""
+    def check_variables(self, agent_id: str, uses_connectors: bool, *, asked_by: str = "",
+                        otherwise: str = "") -> None:
+        """ConfigError for the first variable that the agent `agent_id` needs and that is not set, saying which
+        agent needs it (and `asked_by` whom), how to set it, and `otherwise` what the user can do without it."""
         for key, name in self.missing_variables(agent_id, uses_connectors)[:1]:
-            raise ConfigError(f"{key}: environment variable {name} is not set", Where(self.display_path))
+            raise ConfigError(f"{key}: {variable_not_set(name)}; agent {agent_id}{asked_by} needs it: set it in the "
+                              f"environment first (export {name}=…){otherwise}", Where(self.display_path))
+
+
+def variable_not_set(name: str) -> str:
+    """`environment variable BOT_KYE is not set (did you mean 'BOT_KEY'?)`: a set variable of a close name (only
+    names are compared; no value is shown)."""
+    return f"environment variable {name} is not set{did_you_mean(name, os.environ)}"
 
 
 def find_config(explicit: str | None, inputs: list[str], cwd: Path) -> Path | None:
@@ -165,9 +174,10 @@ def _check_defaults(defaults: dict[str, Any], problems: list[str]) -> dict[str, 
 
 def _expand(value: Any, file: str, keys: tuple[str, ...], missing: dict[str, str], problems: list[str],
             secret_settings: dict[str, SecretSetting]) -> Any:
-    """Replace ${VAR} / ${VAR:-default} in every string; register the values that are secrets (SPEC §11): every
-    variable in an `api_key`, a header, an exec `env` value, a URL's user-info or query value, and every variable
-    whose name looks like a credential. A variable that must be set and is not is added to `problems`.
+    """Replace ${VAR} / ${VAR:-default} in every string; register the values that are secrets (docs/providers.md:
+    Secrets): every variable in an `api_key`, a header, an exec `env` value, a URL's user-info or query value, and
+    every variable whose name looks like a credential. A variable that must be set and is not is added to
+    `problems`.
 
     A variable that is not set is an error only where it is used: under `agents.X` or `connectors.Y` it is recorded
     in `missing` (key path → variable) and checked when that agent runs, so a fork without the secrets of a remote
@@ -218,7 +228,7 @@ def _variable(match: re.Match[str], keys: tuple[str, ...], missing: dict[str, st
             if keys[:1] in (("agents",), ("connectors",)) and len(keys) > 2:
                 missing.setdefault(".".join(keys), name)
                 return ""
-            problems.append(f"{'.'.join(keys)}: environment variable {name} is not set")
+            problems.append(f"{'.'.join(keys)}: {variable_not_set(name)}")
             return ""
         found = default
     return found

@@ -117,11 +117,12 @@ class AgentAssertion:
     def _verdict(self, verdict: Verdict) -> Verdict:
         """The verdict, kept in the test's user properties (JUnit shows them); a failure when it did not pass."""
         __tracebackhide__ = True
+        from .hints import helper_name
         from .secrets import mask
 
         details = verdict.details or {}
         self._node.user_properties.append(
-            (f"judge {details.get('judge', '')}".strip(),
+            (helper_name("judge", str(details.get("judge") or "judge")),
              mask(f"{'passed' if verdict.passed else 'failed'}"
                   f"{'' if verdict.score is None else f' (score {verdict.score:g})'}: {details.get('reason', '')}")))
         if verdict.passed:

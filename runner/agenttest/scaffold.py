@@ -8,6 +8,7 @@ from importlib import resources
 from pathlib import Path
 
 from .errors import UsageError
+from .hosting import ACTION
 from .project import CONFIG_NAMES
 from .workspace import repository_root, write_refusal
 
@@ -36,8 +37,9 @@ def scaffold(cwd: Path) -> list[Path]:
     for target, template in FILES:
         path = root / target
         path.parent.mkdir(parents=True, exist_ok=True)
+        text = templates.joinpath(template).read_text(encoding="utf-8")
         with path.open("x", encoding="utf-8") as handle:    # "x": a file that appeared meanwhile is not replaced
-            handle.write(templates.joinpath(template).read_text(encoding="utf-8"))
+            handle.write(text.replace("{action}", ACTION))
         written.append(path)
     return written
 
@@ -45,8 +47,11 @@ def scaffold(cwd: Path) -> list[Path]:
 def next_steps(written: list[Path], cwd: Path) -> list[str]:
     """What `init` prints: the files it wrote, and the commands to run next (paths relative to `cwd`)."""
     shown = [os.path.relpath(path, cwd) for path in written]
-    suite = shown[1]
+    config, suite, workflow = shown
     return [*(f"wrote {name}" for name in shown), "",
             f"Next: agenttest validate -i {suite}",
-            f"Then set AGENT_URL to your agent's URL and OPENAI_API_KEY for the judge and the simulated user "
-            f"(see {shown[0]}), and run: agenttest -i {suite}"]
+            "Then point AGENT_URL at your agent (default http://localhost:8080/chat) and run the case that needs no "
+            f"key: agenttest -i {suite} --run greets",
+            f"The judged case and the conversation also need OPENAI_API_KEY, for the judge and the simulated user "
+            f"of {config}: export OPENAI_API_KEY=sk-… and run: agenttest -i {suite}",
+            f"{workflow} runs the action {ACTION}: on a fork or a copy of agenttest, change its `uses:` line."]

@@ -64,7 +64,8 @@ MAX_SUITE_FILE_BYTES = 64 * 1024 * 1024     # a suite file, a JSON schema, an at
 
 
 class UnsafePath(ValueError):
-    """A path a suite names that must not be read (SPEC §11); the message says why, naming the path as given."""
+    """A path a suite names that must not be read (README: untrusted input); the message says why, naming the path
+    as given."""
 
 
 def checked_file(path: Path, root: Path, shown: str | None = None, *,

@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from agenttest.hosting import ACTION, REPOSITORY, VERSION
+
 REPO = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 
@@ -113,8 +115,7 @@ def test_documented_workflows_pass_actionlint(tmp_path: Path) -> None:
     shutil.copy(REPO / "action.yml", tmp_path / "action.yml")
     shutil.copy(REPO / "composite" / "action.yml", tmp_path / "composite" / "action.yml")
     for index, block in enumerate(blocks):
-        local = block.replace("org/agenttest-action/composite@v1", "./composite").replace(
-            "org/agenttest-action@v1", "./")
+        local = block.replace(f"{REPOSITORY}/composite@{VERSION}", "./composite").replace(ACTION, "./")
         if not block.startswith("name:"):          # a step shown on its own: wrap it in a job
             local = "on: push\njobs:\n  example:\n    runs-on: ubuntu-latest\n    steps:\n" + local
         (workflows / f"doc-{index}.yml").write_text(local)

@@ -13,7 +13,7 @@ from aiohttp import web
 
 from e2e.conftest import Project, Run, run_cli
 from fakes.helper_brain import HelperBrain
-from fakes.openai_server import FakeOpenAI, by_input, completion
+from fakes.openai_server import FakeOpenAI, by_input, completion, using_tools
 from fakes.raw_server import RawServer, cut_body, reset
 from fakes.server import ScriptedServer, json_reply, slow, sse_reply, status_reply, text_reply
 
@@ -81,7 +81,8 @@ def project(tmp_path: Path) -> Project:
 
 def test_openai_agent_passes_and_records_usage_and_tool_calls(project: Project, servers: tuple) -> None:
     main = servers[0]
-    main.default = by_input({"taxi": completion("Filing it.", [("create_expense", {"amount": 35})], usage=(50, 9))})
+    main.default = by_input({"taxi": using_tools(completion("Filing it.", [("create_expense", {"amount": 35})],
+                                                            usage=(50, 9)))})
     project.suite("s.jsonl",
                   {"id": "hello", "input": "hello", "assert": {"type": "contains", "value": "echo: hello"}},
                   {"id": "taxi", "input": "file my taxi, 35",
@@ -90,7 +91,8 @@ def test_openai_agent_passes_and_records_usage_and_tool_calls(project: Project, 
     assert result.code == 0, result.stdout + result.stderr
     taxi = result.result("taxi")
     assert taxi["status"] == "passed"
-    assert taxi["usage"] == {"prompt_tokens": 50, "completion_tokens": 9, "total_tokens": 59}
+    assert taxi["output"] == 'Done: {"id": "EXP-1"}'     # the mocked result went back, and the model answered
+    assert taxi["usage"] == {"prompt_tokens": 50 + 11, "completion_tokens": 9 + 7, "total_tokens": 59 + 18}
     assert {r["model"] for r in main.requests} == {"gpt-main"}
     assert all(r["stream"] and r["messages"][0]["role"] == "system" for r in main.requests)
 
@@ -187,8 +189,9 @@ def test_secrets_never_reach_artifacts_or_logs(project: Project, servers: tuple)
 def test_the_openai_example_runs_against_an_openai_compatible_server(tmp_path: Path) -> None:
     reply = by_input({
         "What can you help": completion("Hi! I can help you file and track your expenses."),
-        "taxi": completion(None, [("create_expense", {"amount": 35, "currency": "EUR",
-                                                      "description": "Taxi ride to the client"})]),
+        "taxi": using_tools(completion(None, [("create_expense", {"amount": 35, "currency": "EUR",
+                                                                  "description": "Taxi ride to the client"})]),
+                            "Filed: your taxi ride is expense EXP-1."),
         "approval limit": completion('{"approval_limit_eur": 5000}'),
     })
     with FakeOpenAI(default=reply) as server:
@@ -209,8 +212,8 @@ def test_the_openai_example_judges_and_converses_with_the_built_in_helpers(tmp_p
     target = by_input({
         "What can you help": completion("Hi! I can help you file and track your expense reports."),
         "file an expense": completion("Sure, what was it and how much?"),
-        "taxi": completion(None, [("create_expense", {"amount": 35, "currency": "EUR"})]),
-        "filed": completion("Yes: it is filed as EXP-1."),
+        "taxi": using_tools(completion(None, [("create_expense", {"amount": 35, "currency": "EUR"})]),
+                            "Done: it is filed as EXP-1."),
     })
     brain = HelperBrain(target=target)
 
@@ -231,10 +234,11 @@ def test_the_openai_example_judges_and_converses_with_the_built_in_helpers(tmp_p
     report = json.loads((tmp_path / "out" / "report.json").read_text())
     assert result.code == 0, result.stdout + result.stderr
     talk = next(r for r in report["results"] if r["id"] == "files-by-conversation")
-    assert [t.get("checkpoints_reached") for t in talk["metadata"]["turns"]] == [None, ["files"], ["confirms"]]
+    # Turn 2 calls the tool, gets its mocked result and confirms, in one turn of the tool loop.
+    assert [t.get("checkpoints_reached") for t in talk["metadata"]["turns"]] == [None, ["files", "confirms"]]
     assert brain.prompts["judge"].startswith("You are the judge")
-    # The judged case, then `confirms` at turn 2 (due as soon as `files` is reached, in the same turn) and turn 3.
-    assert report["summary"]["usage"]["judge"]["calls"] == 3
+    # The judged case, then `confirms` at turn 2 (due as soon as `files` is reached, in the same turn).
+    assert report["summary"]["usage"]["judge"]["calls"] == 2
 
 
 def test_a_body_cut_mid_way_and_a_reset_connection(tmp_path: Path) -> None:
@@ -262,3 +266,20 @@ def test_a_body_cut_mid_way_and_a_reset_connection(tmp_path: Path) -> None:
     b = was_reset.result("a")
     assert (b["status"], b["error_kind"]) == ("error", "infra")
     assert b["error"] == f"agent error: connection to {resetting.url('/chat')} failed: Connection reset by peer"
+
+
+def test_a_base_url_without_its_version_gets_a_hint_on_404(tmp_path: Path) -> None:
+    project = Project(tmp_path)
+    project.write("agenttest.yaml", """
+        version: 1
+        agents:
+          llm: {provider: openai, base_url: "${LLM_URL}", model: m}
+        """)
+    project.suite("s.jsonl", {"id": "a", "input": "hi"})
+    with FakeOpenAI() as server:
+        missing = project.run("-i", "s.jsonl", "-n", "llm", env={"LLM_URL": server.origin})
+        right = project.run("-i", "s.jsonl", "-n", "llm", env={"LLM_URL": server.base_url})
+    assert (missing.code, right.code) == (1, 0)
+    assert missing.result("a")["error"] == (
+        f"agent error: HTTP 404 from {server.origin}/chat/completions: 404: Not Found — base_url usually ends in /v1 "
+        "(https://host/v1, http://localhost:11434/v1): requests go to <base_url>/chat/completions")

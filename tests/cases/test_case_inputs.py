@@ -109,9 +109,9 @@ def test_image_file_becomes_a_data_url(tmp_path: Path) -> None:
 
 
 def test_dot_slash_absolute_and_parent_paths_inside_the_repository(tmp_path: Path) -> None:
-    write(tmp_path / "shared/logo.JPG", b"jpeg")
+    write(tmp_path / "assets/logo.JPG", b"jpeg")
     expected = "data:image/jpeg;base64," + base64.b64encode(b"jpeg").decode()
-    for source in ("file://../shared/logo.JPG", f"file://{tmp_path}/shared/logo.JPG", "file://./../shared/logo.JPG"):
+    for source in ("file://../assets/logo.JPG", f"file://{tmp_path}/assets/logo.JPG", "file://./../assets/logo.JPG"):
         [message] = _normalize(_image(source), tmp_path / "tests", tmp_path)
         assert message["content"][1]["image_url"]["url"] == expected, source
 

@@ -163,7 +163,7 @@ def test_assertion_fields_are_passed_through(load_one: LoadOne) -> None:
     ({"id": "T1", "input": "x", "assertion": []}, "unknown key 'assertion' (did you mean 'assertions'?)"),
     ({"id": "T1", "input": "x", "Input": "y"}, "unknown key 'Input' (did you mean 'input'? keys are case-sensitive)"),
     ({"id": "T1", "input": "x", "zzz": 1}, "unknown key 'zzz'"),
-    ({"id": "T1", "inptu": "x"}, "unknown key 'inptu' (did you mean 'input'?)"),
+    ({"id": "T1", "inptu": "x"}, "unknown key 'inptu' (did you mean 'input'?); missing required field 'input'"),
     ({"id": "T1", "input": "x", "options": {"conector": "c"}},
      "options: unknown key 'conector' (did you mean 'connector'?)"),
     ({"id": "T1", "input": "x", "options": {"skip": {"histroy": True}}},
@@ -254,7 +254,8 @@ def test_assertion_fields_are_passed_through(load_one: LoadOne) -> None:
                                            "options": {"samples": True}}},
      "assert.options.samples: expected a whole number from 1 to 15, got true"),
     ({"id": "T1", "input": "x", "assert": {"type": "agent", "value": "polite"}},
-     "assert.use: agent assertion requires 'use': \"agents:ID\" naming the validator agent"),
+     "assert.use: agent assertion requires 'use': \"agents:ID\" naming the judge, or a default judge: "
+     "defaults.judge in agenttest.yaml, or --judge ID"),
     ({"id": "T1", "input": "x", "assert": {"type": "agent", "use": "scripts:x.y", "value": "polite"}},
      "assert.use: agent assertion 'use' must start with 'agents:' (e.g. agents:workers.test.validator), got "
      "'scripts:x.y'"),

@@ -36,7 +36,8 @@ def test_validate_of_an_empty_suite_says_why_it_fails(project: Project) -> None:
     run = project.run("validate", "-i", "empty.jsonl")
     assert run.code == 2
     assert run.stdout.strip() == "0 valid, 0 invalid in 1 file"
-    assert run.stderr.strip() == "Error: no test cases found in empty.jsonl"
+    assert run.stderr.strip() == ("Error: no test cases found in empty.jsonl (empty.jsonl: it holds only comments and "
+                                  "blank lines)")
 
 
 def test_validate_checks_the_config_too(project: Project) -> None:
@@ -59,6 +60,25 @@ def test_schema_describes_the_cases_the_loader_accepts(project: Project) -> None
 def test_unknown_commands_are_not_run_arguments(project: Project) -> None:
     run = project.run("merj", "a.json")
     assert run.code == 2 and "No such command 'merj'" in run.stderr
+    assert run.stderr.splitlines()[-1] == ("Error: No such command 'merj' (did you mean 'merge'?), and no suite file "
+                                           "or directory of that name")
+
+
+def test_suites_may_be_arguments_of_run_as_of_validate(project: Project) -> None:
+    project.suite("tests/a.jsonl", {"id": "a", "input": "hi", "assert": {"type": "contains", "value": "echo"}})
+    project.suite("tests/b.jsonl", {"id": "b", "input": "hi", "assert": {"type": "contains", "value": "echo"}})
+    for args in (("tests/a.jsonl",), ("run", "tests/a.jsonl"), ("run", "tests/a.jsonl", "-i", "tests/b.jsonl"),
+                 ("tests/",), ("run", "--parallel", "1", "tests/b.jsonl", "tests/a.jsonl")):
+        run = project.run(*args)
+        assert run.code == 0, (args, run.stdout + run.stderr)
+        expected = ["a", "b"] if len(args) > 2 or args == ("tests/",) else ["a"]
+        assert sorted(r["id"] for r in run.report["results"]) == expected, args
+    word = project.run("run", "hello")         # an argument is a suite, never a message
+    assert word.code == 2
+    assert word.stderr.splitlines()[-1] == ('Error: hello: no such suite file or directory (a message to send is '
+                                            '-i "hello")')
+    nothing = project.run("run")
+    assert nothing.code == 2 and "give the suites to run: SUITE arguments, or -i SOURCE" in nothing.stderr
 
 
 def test_help_shows_examples_exit_codes_and_the_options_of_run(project: Project) -> None:
@@ -85,11 +105,11 @@ def _typed(project: Project, *args: str) -> subprocess.CompletedProcess[str]:
 def test_an_unknown_option_names_the_command_as_typed(project: Project) -> None:
     implied = _typed(project, "-x")
     assert implied.returncode == 2
-    assert implied.stderr.splitlines() == ["Usage: agenttest [OPTIONS]", "Try 'agenttest --help' for help.", "",
-                                           "Error: No such option '-x'."]
+    assert implied.stderr.splitlines() == ["Usage: agenttest [OPTIONS] [SUITE]...", "Try 'agenttest --help' for help.",
+                                           "", "Error: No such option '-x'."]
     explicit = _typed(project, "run", "-i", "a.jsonl", "--colour", "never")
     assert explicit.returncode == 2
-    assert explicit.stderr.splitlines()[:2] == ["Usage: agenttest run [OPTIONS]",
+    assert explicit.stderr.splitlines()[:2] == ["Usage: agenttest run [OPTIONS] [SUITE]...",
                                                 "Try 'agenttest run --help' for help."]
     assert "Error: No such option '--colour'. (Did you mean one of: '--color'" in explicit.stderr
     assert _typed(project, "validate", "-x").stderr.startswith("Usage: agenttest validate [OPTIONS] [FILE]...\n")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import pty
+import re
 import select
 import subprocess
 import sys
@@ -121,3 +122,19 @@ def test_a_run_whose_cases_were_all_skipped_says_no_test_ran(project: Project) -
     assert "  Pass Rate: n/a (no case ran)" in lines
     assert lines[-3] == "  ○ NO TEST RAN: 2 cases skipped" and "ALL TESTS PASSED" not in run.stdout
     assert run.report["summary"]["pass_rate"] is None
+
+
+def test_a_console_that_cannot_show_the_symbols_gets_their_text_forms(project: Project) -> None:
+    project.suite("suite.jsonl", {"id": "ok", "input": "hi → there"},
+                  {"id": "bad", "input": "hi", "assert": {"type": "contains", "value": "nope"}})
+    run = project.run("-i", "suite.jsonl", "--parallel", "1", "-v", env={"PYTHONIOENCODING": "ascii"})
+    assert run.code == 1
+    lines = [re.sub(r"\((<1ms|\d+ms)\)", "(T)", line) for line in run.stdout.splitlines()]
+    assert lines[1:3] == ["=" * 63, "  Agent Test"] and "i Agent: echo" in lines
+    assert lines[lines.index("> [ok] hi -> there PASSED (T)"):][:7] == [
+        "> [ok] hi -> there PASSED (T)", "  `- Output: echo: hi -> there",
+        "  `- nothing was checked: the case has no assertion and no `expected`",
+        "> [bad] hi FAILED (T)", "  `- output does not contain 'nope'", "  `- Output: echo: hi",
+        "  |  [x] contains: output does not contain 'nope'"]
+    assert lines[-4:] == ["=" * 63, "  [FAIL] TESTS FAILED", "=" * 63, ""]
+    assert "?" not in run.stdout

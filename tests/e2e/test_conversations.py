@@ -14,7 +14,7 @@ from aiohttp import web
 
 from e2e.conftest import Project, Run, helper_server, interrupt_cli, run_cli
 from fakes.helper_brain import HelperBrain
-from fakes.openai_server import FakeOpenAI, completion, last_user_text
+from fakes.openai_server import FakeOpenAI, completion, last_user_text, tool_results
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -84,10 +84,9 @@ def brain() -> Iterator[tuple[HelperBrain, FakeOpenAI]]:
 
 async def _expense_model(request: web.Request, body: Any) -> web.StreamResponse:
     """The openai target: calls create_expense when asked to file a taxi, then reports the id it got back."""
-    messages = body["messages"]
-    if any(m.get("role") == "tool" for m in messages):
-        result = json.loads(next(m["content"] for m in messages if m.get("role") == "tool"))
-        return await completion(f"Filed as {result['id']}.")(request, body)
+    results = tool_results(body)
+    if results:
+        return await completion(f"Filed as {json.loads(results[0])['id']}.")(request, body)
     if "taxi" in last_user_text(body):
         return await completion(None, [("create_expense", {"amount": 35})])(request, body)
     return await completion("How can I help?")(request, body)
@@ -260,20 +259,32 @@ def test_the_conversation_timeout_is_enforced_inside_a_simulator_call(
     assert case["duration_ms"] < 4000 and case["metadata"]["total_turns"] == 2
 
 
-def test_an_openai_target_goes_on_after_a_tool_call_with_its_mocked_result(
+def test_an_openai_target_gets_its_mocked_tool_result_and_answers_in_the_same_turn(
         project: Project, brain: tuple[HelperBrain, FakeOpenAI]) -> None:
     project.suite("s.jsonl", {"id": "taxi", "input": "I took a taxi to the client, 35 EUR",
                               "simulator": {"use": "scripted", "replies": ["great, thanks"]},
                               "checkpoints": [{"id": "files", "assert": {"type": "tool_called",
                                                                          "value": "create_expense"}},
-                                              {"id": "reports", "after": ["files"], "assert": contains("EXP-1")}]})
+                                              {"id": "reports", "after": ["files"], "assert": contains("EXP-1")},
+                                              {"id": "goes-on", "after": ["reports"],
+                                               "assert": contains("How can I help")}]})
     result = run(project, brain[1], "-i", "s.jsonl", "-n", "llm")
     assert result.code == 0, result.stdout + result.stderr
     turns = result.result("taxi")["metadata"]["turns"]
-    assert turns[0]["trace"]["tool_calls"][0]["name"] == "create_expense" and turns[1]["output"] == "Filed as EXP-1."
-    second = brain[1].requests[-1]["messages"]
-    assert [m["role"] for m in second] == ["user", "assistant", "tool", "user"]
-    assert second[2]["tool_call_id"] == second[1]["tool_calls"][0]["id"]     # paired by id (the server checks)
+    assert [t["checkpoints_reached"] for t in turns] == [["files", "reports"], ["goes-on"]]
+    assert turns[0]["output"] == "Filed as EXP-1."
+    assert [call["name"] for call in turns[0]["trace"]["tool_calls"]] == ["create_expense"]
+    tool_step, second_turn = (request["messages"] for request in brain[1].requests[-2:])
+    call_id = tool_step[1]["tool_calls"][0]["id"]
+    assert tool_step[1:] == [
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": call_id, "type": "function",
+             "function": {"name": "create_expense", "arguments": '{"amount": 35}'}}]},
+        {"role": "tool", "tool_call_id": call_id, "content": '{"id": "EXP-1", "status": "created"}'}]
+    # The next turn carries the first one whole: the answer, its tool call and the call's result, paired by id.
+    assert [m["role"] for m in second_turn] == ["user", "assistant", "tool", "user"]
+    assert second_turn[1]["content"] == "Filed as EXP-1." and second_turn[1]["tool_calls"][0]["id"] == call_id
+    assert second_turn[2] == tool_step[2]
 
 
 def test_executed_tools_of_the_target_are_fed_back_as_tool_messages(
@@ -331,7 +342,7 @@ def test_a_judge_in_a_checkpoint_sees_the_conversation_and_its_failure_is_a_judg
         "user", "assistant"]
     broken_case = result.result("broken")
     assert (broken_case["status"], broken_case["error_kind"]) == ("error", "judge")
-    assert broken_case["error"].startswith("checkpoint echo at turn 1: judge judge: its reply holds no verdict")
+    assert broken_case["error"].startswith("checkpoint echo at turn 1: judge: its reply holds no verdict")
 
 
 def test_validate_checks_dynamic_cases_against_the_config(project: Project) -> None:
@@ -393,3 +404,20 @@ def test_a_reply_that_is_not_text_does_not_break_the_conversation(project: Proje
     assert result.result("raw")["status"] == "failed", result.stdout + result.stderr
     for name in ("junit.xml", "summary.md", "ctrf.json"):
         assert (project.root / "agenttest-results" / name).is_file()
+
+
+def test_a_checkpoint_never_checked_says_what_it_waited_for(project: Project,
+                                                             brain: tuple[HelperBrain, FakeOpenAI]) -> None:
+    project.suite("s.jsonl", {"id": "stuck", "simulator": {"use": "scripted", "replies": ["one", "two"]},
+                              "checkpoints": [{"id": "asks", "assert": contains("zzz")},
+                                              {"id": "files", "after": ["asks"], "assert": contains("echo")}]})
+    result = run(project, brain[1], "-i", "s.jsonl")
+    assert result.code == 1
+    summary = (project.root / "agenttest-results" / "summary.md").read_text()
+    assert "| ❌ | `files` | yes | not reached | never checked: it waits for asks (after), not reached |" in summary
+    junit = (project.root / "agenttest-results" / "junit.xml").read_text()
+    assert "✗ files: required, not reached — never checked: it waits for asks (after), not reached" in junit
+    html = project.run("-i", "s.jsonl", "-o", "report.html", env={"BRAIN_URL": brain[1].base_url,
+                                                                  "CALLS_FILE": str(project.root / "calls.jsonl")})
+    assert "never checked: it waits for asks (after), not reached" in (project.root / "report.html").read_text()
+    assert html.code == 1

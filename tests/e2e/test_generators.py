@@ -238,3 +238,63 @@ def test_validate_checks_generators_and_helpers_without_calling_them(
     fork = project.run("validate", "-i", "s.jsonl", "-i", "agents:gen")
     assert fork.code == 0, fork.stdout + fork.stderr
     assert brain[0].calls == {}
+
+
+GEN_AGENT = '''
+import json, time
+
+def write(request):
+    asked = json.loads(request["messages"][-1]["content"])
+    extra = asked.get("extra") or {}
+    if extra.get("slow"):
+        started = time.monotonic()
+        time.sleep(float(extra["slow"]))
+        with open("generation.txt", "w") as handle:
+            handle.write(str(time.monotonic() - started))
+    return json.dumps({"cases": [{"id": f"w{i}", "input": "x", "assert": {"type": "contains", "value": "echo"}}
+                                 for i in range(1, int(extra.get("wrote", asked["count"])) + 1)]})
+'''
+
+
+@pytest.fixture
+def own_generator(project: Project) -> Project:
+    project.write("agenttest.yaml", CONFIG.rstrip(" ") + "      pygen:\n        provider: python\n"
+                                             "        callable: gen_agent:write\n")
+    project.write("gen_agent.py", GEN_AGENT)
+    return project
+
+
+@pytest.mark.parametrize(("wrote", "warning", "kept"), [
+    (5, "the generator wrote 5 cases where 3 were asked for; the first 3 are used", 3),
+    (2, "the generator wrote 2 cases where 3 were asked for; all are used", 2),
+])
+def test_a_generator_that_writes_more_or_fewer_than_asked_is_warned_in_a_run_and_a_dry_run(
+        own_generator: Project, brain: tuple[HelperBrain, FakeOpenAI], wrote: int, warning: str, kept: int) -> None:
+    source = f"agents:pygen?count=3&wrote={wrote}"
+    dry = run(own_generator, brain[1], "-i", source, "--dry-run", "-o", "gen.jsonl")
+    assert dry.code == 0, dry.stderr
+    assert f"⚠ {source}: {warning}" in dry.stderr.splitlines()
+    assert len((own_generator.root / "gen.jsonl").read_text().splitlines()) == kept
+    ran = run(own_generator, brain[1], "-i", source)
+    assert ran.code == 0 and f"⚠ {source}: {warning}" in ran.stdout.splitlines()
+    assert len(ran.report["results"]) == kept
+
+
+def test_a_dry_run_that_generated_nothing_writes_no_file_and_an_empty_suite_says_why(
+        project: Project, brain: tuple[HelperBrain, FakeOpenAI]) -> None:
+    dry = run(project, brain[1], "-i", "agents:gen?no_json=true", "--dry-run", "-o", "gen.jsonl")
+    assert dry.code == 2 and dry.stdout == ""
+    assert dry.stderr.splitlines()[-1] == "✗ nothing written to gen.jsonl: no valid case"
+    assert not (project.root / "gen.jsonl").exists()
+    project.write("empty.jsonl", "")
+    checked = project.run("validate", "empty.jsonl")
+    assert checked.code == 2 and checked.stdout.strip() == "0 valid, 0 invalid in 1 file"
+    assert checked.stderr.strip() == "Error: no test cases found in empty.jsonl (empty.jsonl: it is empty)"
+
+
+def test_the_run_duration_counts_the_generators_time(own_generator: Project,
+                                                    brain: tuple[HelperBrain, FakeOpenAI]) -> None:
+    result = run(own_generator, brain[1], "-i", "agents:pygen?count=1&slow=0.3")
+    assert result.code == 0, result.stdout + result.stderr
+    generating = float((own_generator.root / "generation.txt").read_text())
+    assert result.report["summary"]["duration_ms"] >= int(generating * 1000)

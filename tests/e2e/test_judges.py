@@ -96,12 +96,12 @@ def test_a_judge_decides_and_its_reason_score_and_suggestions_reach_every_artifa
     good, bad = verdict(result, "good"), verdict(result, "bad")
     assert result.result("good")["status"] == "passed" and result.result("bad")["status"] == "failed"
     assert good["details"]["reason"] == "the reply mentions 'submitted', 'EXP-'" and good["score"] == 1.0
-    assert bad["message"] == "judge judge: the reply does not mention 'submitted', 'EXP-'"
+    assert bad["message"] == "judge: the reply does not mention 'submitted', 'EXP-'"
     assert bad["details"]["suggestions"] == ["mention 'submitted'", "mention 'EXP-'"]
     assert bad["details"]["judge"] == "judge" and bad["score"] == 0.0
     assert result.result("bad")["error"] == bad["message"]
     junit = (project.root / "agenttest-results" / "junit.xml").read_text()
-    assert "judge judge: the reply does not mention" in junit and "suggestion: mention 'EXP-'" in junit
+    assert "judge: the reply does not mention" in junit and "suggestion: mention 'EXP-'" in junit
     summary = (project.root / "agenttest-results" / "summary.md").read_text()
     assert "Suggestions from the judge `judge`:**\n\n- mention 'submitted'\n- mention 'EXP-'" in summary
     assert "suggestion: mention 'EXP-'" in result.stdout
@@ -140,12 +140,12 @@ def test_a_judge_that_cannot_decide_is_an_error_of_kind_judge_never_a_pass_or_fa
                         ("no-json", "no-verdict", "bad-score", "down", "negated", "unreachable")} | {
         "fine": ("passed", None)}
     errors = {r["id"]: r.get("error") for r in result.report["results"]}
-    assert errors["no-json"] == ("judge judge: its reply holds no verdict (a JSON object with 'passed' or "
+    assert errors["no-json"] == ("judge: its reply holds no verdict (a JSON object with 'passed' or "
                                  "'score'): The reply looks fine to me.")
-    assert errors["no-verdict"] == ("judge judge: its reply holds no verdict (a JSON object with 'passed' or "
+    assert errors["no-verdict"] == ("judge: its reply holds no verdict (a JSON object with 'passed' or "
                                     "'score'): {\"reasoning\": \"I looked at it\", \"reason\": \"fine\"}")
-    assert errors["bad-score"] == "judge judge: its reply's 'score' must be a number from 0 to 1, got 7"
-    assert errors["down"].startswith("judge judge: HTTP 500 from http://127.0.0.1:")
+    assert errors["bad-score"] == "judge: its reply's 'score' must be a number from 0 to 1, got 7"
+    assert errors["down"].startswith("judge: HTTP 500 from http://127.0.0.1:")
     assert errors["negated"] == errors["no-json"]          # neither negated nor replaced by `message`
     assert errors["unreachable"].startswith("judge dead-judge: cannot connect to http://127.0.0.1:")
     assert result.report["summary"]["errors"] == 6 and result.code == 1
@@ -183,7 +183,7 @@ def test_a_judge_that_outlives_the_case_times_out_saying_what_it_waited_for(
     result = run(project, brain[1], "-i", "s.jsonl")
     case = result.result("slow")
     assert case["status"] == "timeout"
-    assert case["error"] == "timeout after 500ms (in assertions, waiting for the judge judge)"
+    assert case["error"] == "timeout after 500ms (in assertions, waiting for the judge)"
     assert case["duration_ms"] < 3000
 
 
@@ -279,3 +279,33 @@ def test_a_prompt_file_replaces_the_built_in_prompt(project: Project, brain: tup
     assert missing.code == 2
     assert "agents.judge.prompt: prompt file prompts/missing.md not found in" in missing.stderr
     assert f"Error: {project.root / 'agenttest.yaml'}: agents.judge.prompt: " in missing.stderr  # the file named
+
+
+def test_an_agent_assertion_without_use_is_judged_by_the_default_judge(project: Project,
+                                                                        brain: tuple[HelperBrain, FakeOpenAI]) -> None:
+    helper, server = brain
+    project.suite("s.jsonl", {"id": "plain", "input": "say hello", "assert": {"type": "agent",
+                                                                            "value": "It says 'hello'"}},
+                  {"id": "checkpoint", "input": "hello", "simulator": {"use": "scripted", "replies": ["say hi"]},
+                   "checkpoints": [{"id": "greets", "assert": {"type": "agent", "value": "It says 'hi'"}}]})
+    without = run(project, server, "-i", "s.jsonl")
+    assert without.code == 1
+    assert without.result("plain")["error"] == (
+        "invalid test case: assert.use: agent assertion requires 'use': \"agents:ID\" naming the judge, or a default "
+        "judge: defaults.judge in agenttest.yaml, or --judge ID")
+    assert project.run("validate", "s.jsonl").code == 2
+    flagged = run(project, server, "-i", "s.jsonl", "--judge", "agents:judge")
+    assert flagged.code == 0, flagged.stdout + flagged.stderr
+    assert helper.calls["judge"] == 3          # the plain case; the checkpoint at turns 1 and 2
+    assert flagged.result("plain")["assertions"][0]["details"]["reason"]
+    checked = project.run("validate", "s.jsonl", "--judge", "judge")
+    assert (checked.code, checked.stdout.strip()) == (0, "2 valid, 0 invalid in 1 file")
+    project.write("agenttest.yaml", CONFIG.replace("      name: echo\n", "      name: echo\n      judge: judge\n"))
+    by_default = run(project, server, "-i", "s.jsonl", "--no-cache")
+    assert by_default.code == 0, by_default.stdout + by_default.stderr
+    assert helper.calls["judge"] == 6
+    assert project.run("validate", "s.jsonl").code == 0
+    unknown = run(project, server, "-i", "s.jsonl", "--judge", "jduge")
+    assert unknown.code == 2
+    assert unknown.stderr.strip().endswith("--judge (or defaults.judge): agent 'jduge' is not defined in "
+                                           f"{project.root / 'agenttest.yaml'} (did you mean 'judge'?)")

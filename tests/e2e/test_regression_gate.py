@@ -24,8 +24,15 @@ def based(project: Project) -> Project:
 
 
 def gate(project: Project, *cases: dict[str, Any], suite: str = "s.jsonl") -> tuple[int, dict[str, Any]]:
+    """The exit code and comparison of a run of `cases` against the baseline; the banner and the summary's status
+    line say the same as the exit code."""
     project.suite(suite, *cases)
     run = project.run("-i", suite, "--baseline", "main/report.json", "--fail-on", "regression")
+    summary = (project.root / "agenttest-results" / "summary.md").read_text()
+    if run.code:
+        assert "TESTS FAILED" in run.stdout and "NO REGRESSIONS" not in run.stdout + summary, run.stdout
+    else:
+        assert "NO REGRESSIONS" in run.stdout and "FAILED" not in summary.splitlines()[0], run.stdout
     return run.code, run.report["comparison"]
 
 

@@ -235,8 +235,18 @@ def test_a_directory_input_skips_the_output_directory(project: Project) -> None:
 def test_direct_message_with_name(project: Project) -> None:
     run = project.run("-n", "echo", "-i", "How are you?")
     assert run.code == 0
-    assert "└─ Output: echo: How are you?" in run.stdout
+    lines = run.stdout.splitlines()
+    output = lines.index("  └─ Output: echo: How are you?")
+    assert lines[output + 1] == ("  └─ nothing was checked: a direct message has no assertion (to test the reply, "
+                                 "write the case in a suite file with an `assert`)")
+    assert "  ○ 1 case passed without checking anything (no assertion)" in lines
     assert run.report["results"][0]["output"] == "echo: How are you?"
+    project.suite("suite.jsonl", {"id": "bare", "input": "hi"},
+                  {"id": "checked", "input": "hi", "assert": {"type": "contains", "value": "hi"}})
+    lines = project.run("-i", "suite.jsonl", "--parallel", "1").stdout.splitlines()
+    bare = next(i for i, line in enumerate(lines) if line.startswith("► [bare]"))
+    assert lines[bare + 1] == "  └─ nothing was checked: the case has no assertion and no `expected`"
+    assert lines[bare + 2].startswith("► [checked] hi PASSED")
 
 
 def test_output_file_by_extension(project: Project) -> None:
@@ -368,6 +378,24 @@ def test_config_errors_name_the_file_and_key(project: Project) -> None:
     ok = project.run("-i", "suite.jsonl", "-n", "echo", env={"AGENT_MODULE": "echo_agent"})
     assert ok.code == 0
     assert "Traceback" not in run.stderr
+
+
+def test_a_misspelt_variable_is_named_with_the_variable_meant(project: Project) -> None:
+    project.suite("suite.jsonl", {"id": "a", "input": "hi"})
+    project.write("agenttest.yaml", """
+        agents:
+          bot:
+            provider: http
+            url: http://127.0.0.1:9/chat
+            headers: {Authorization: "Bearer ${BOT_KYE}"}
+        """)
+    run = project.run("-i", "suite.jsonl", "-n", "bot", env={"BOT_KEY": "sk-typo-test-5521"})
+    assert run.code == 2
+    assert run.stderr.strip() == (
+        f"Error: {project.root / 'agenttest.yaml'}: agents.bot.headers.Authorization: environment variable BOT_KYE "
+        "is not set (did you mean 'BOT_KEY'?); agent bot needs it: set it in the environment first "
+        "(export BOT_KYE=…)")
+    assert "sk-typo-test-5521" not in run.stdout + run.stderr
 
 
 def test_every_config_problem_is_reported_at_once_with_its_key_path(project: Project) -> None:

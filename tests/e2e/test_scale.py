@@ -14,8 +14,8 @@ from lxml import etree
 
 from e2e.conftest import Project, Run, helper_server
 
-REPO = Path(__file__).resolve().parents[2]
-XSD = etree.XMLSchema(etree.parse(str(REPO.parent / "shared" / "data" / "junit-10-with-location.xsd")))
+XSD = etree.XMLSchema(etree.parse(str(Path(__file__).resolve().parents[1] / "report" / "data"
+                                       / "junit-10-with-location.xsd")))
 
 # A case's reply depends on its run: `pass N/M` passes in runs 1..N of M (deterministic flakiness). Every call is
 # logged with its chat id and run, and how many calls were in flight at its start.
@@ -263,6 +263,48 @@ def test_a_baseline_shows_regressions_fixes_new_and_removed_cases(project: Proje
     assert no_regression.code == 0 and no_regression.report["summary"]["failed"] == 1
     missing = run(project, "-i", "s.jsonl", "--baseline", "nope/report.json")
     assert missing.code == 2 and "--baseline" in missing.stderr and "no such file" in missing.stderr
+
+
+def _banner(result: Run) -> str:
+    lines = result.stdout.splitlines()
+    return lines[len(lines) - 1 - lines[::-1].index("═" * 63) - 1]
+
+
+def _status_line(project: Project, output_dir: str = "agenttest-results") -> str:
+    return (project.root / output_dir / "summary.md").read_text().splitlines()[0]
+
+
+def test_the_banner_the_summary_and_the_exit_code_agree_whatever_fail_on_says(project: Project) -> None:
+    project.suite("s.jsonl", case("stays", "x"), case("breaks", "x"), case("still-bad", "no"))
+    run(project, "-i", "s.jsonl", "--output-dir", "main")
+    unchanged = run(project, "-i", "s.jsonl", "--baseline", "main/report.json", "--fail-on", "regression")
+    assert unchanged.code == 0
+    assert _banner(unchanged) == "  ✅ NO REGRESSIONS (1 failing case was already failing)"
+    assert _status_line(project) == ("## ✅ agenttest: no regressions (1 failing case was already failing) — 2 of 3 "
+                                     "passed")
+    tolerated = run(project, "-i", "s.jsonl", "--fail-on", "never")
+    assert tolerated.code == 0
+    assert _banner(tolerated) == "  ⚠ 1 CASE DID NOT PASS (--fail-on never: the run does not fail)"
+    assert _status_line(project) == "## ⚠️ agenttest: 1 failed — 2 of 3 passed (--fail-on never: the run does not fail)"
+    project.suite("s.jsonl", case("stays", "x"), case("breaks", "no"), case("still-bad", "no"))
+    regressed = run(project, "-i", "s.jsonl", "--baseline", "main/report.json", "--fail-on", "regression")
+    assert regressed.code == 1
+    assert _banner(regressed) == "  ❌ TESTS FAILED"
+    assert _status_line(project) == "## ❌ agenttest: 2 failed — 1 of 3 passed"
+    assert "    ✗ regressed: breaks (s.jsonl:2) passed → failed" in regressed.stdout.splitlines()
+    for k in (1, 2):
+        run(project, "-i", "s.jsonl", "--shard", f"{k}/2", "--output-dir", f"shard{k}", "--fail-on", "never")
+    merged = project.run("merge", "shard1/report.json", "shard2/report.json", "--baseline", "main/report.json",
+                         "--output-dir", "merged", "--fail-on", "regression")
+    assert merged.code == 1 and _status_line(project, "merged") == "## ❌ agenttest: 2 failed — 1 of 3 passed"
+    project.suite("s.jsonl", case("stays", "x"), case("breaks", "x"), case("still-bad", "no"))
+    for k in (1, 2):
+        run(project, "-i", "s.jsonl", "--shard", f"{k}/2", "--output-dir", f"shard{k}", "--fail-on", "never")
+    merged = project.run("merge", "shard1/report.json", "shard2/report.json", "--baseline", "main/report.json",
+                         "--output-dir", "merged", "--fail-on", "regression")
+    assert merged.code == 0
+    assert _status_line(project, "merged") == ("## ✅ agenttest: no regressions (1 failing case was already "
+                                               "failing) — 2 of 3 passed")
 
 
 def test_a_shard_compared_with_a_baseline_leaves_removed_cases_to_merge(project: Project) -> None:

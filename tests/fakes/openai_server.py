@@ -122,6 +122,27 @@ def last_user_text(body: dict[str, Any]) -> str:
     return ""
 
 
+def tool_results(body: dict[str, Any]) -> list[str]:
+    """The contents of the tool messages at the end of the conversation (empty when it ends otherwise)."""
+    results: list[str] = []
+    for message in reversed(body.get("messages") or []):
+        if message.get("role") != "tool":
+            break
+        results.insert(0, str(message.get("content")))
+    return results
+
+
+def using_tools(reply: Reply, answer: Content = None) -> Reply:
+    """A model that uses what its tools return: `reply` to the user, and once the conversation ends with tool
+    results, `answer` — by default a text that quotes them: `Done: {"id": "EXP-1"}`."""
+    then = completion(answer or (lambda body: "Done: " + " ".join(tool_results(body))))
+
+    async def route(request: web.Request, body: Any) -> web.StreamResponse:
+        return await (then if tool_results(body) else reply)(request, body)
+
+    return route
+
+
 def completion(content: Content = "", tool_calls: list[tuple[str, Any]] | None = None, *,
                model: str | None = None, usage: tuple[int, int] = (11, 7), finish_reason: str | None = None,
                chunk_size: int = 3, interleave: bool = False, refusal: str | None = None) -> Reply:

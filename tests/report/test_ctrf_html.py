@@ -112,3 +112,13 @@ def test_html_page_is_self_contained_and_inert() -> None:
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page and "NUL#x00" in page and "\x1b" not in page
     assert "<th class=\"n\">Total</th>" in page and ">33.3%<" in page    # 2 of the 6 that ran passed
     assert "expected hello" in page and "user: hi\nassistant: hello\nuser: bye\nagent: goodbye" in page
+
+
+def test_the_html_header_states_the_verdict_and_a_readable_start_time() -> None:
+    page = render_html(make_report(mixed_results()).to_dict())
+    assert "<h1>❌ agenttest: failed (2/6)</h1>" in page
+    assert "started 2026-01-01 12:00:00 UTC" in page and "2026-01-01T12:00:00+00:00" not in page
+    tolerated = make_report(mixed_results()).to_dict()
+    tolerated["metadata"]["options"]["fail_on"] = "never"
+    assert "<h1>⚠️ agenttest: failed (--fail-on never) (2/6)</h1>" in render_html(tolerated)
+    assert "<h1>✅ agenttest: passed (1/1)</h1>" in render_html(make_report(mixed_results()[:1]).to_dict())

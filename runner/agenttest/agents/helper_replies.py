@@ -1,5 +1,5 @@
-"""What helper agents answer, read robustly (SPEC §6.1): a judge's verdict, a simulated user's next message, a
-generator's test cases.
+"""What helper agents answer, read robustly (README: Helper agents): a judge's verdict, a simulated user's next
+message, a generator's test cases.
 
 A reply is the response's structured `data` when it has some, else its `content`. Text is searched for JSON
 anywhere in it — fenced or bare, prose around it, trailing commas repaired — and the last object with the expected

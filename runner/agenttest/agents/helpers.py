@@ -1,4 +1,5 @@
-"""Helper agents — judges (Yao's validators), simulated users and generators — called the one way (SPEC §6.1).
+"""Helper agents — judges (Yao's validators), simulated users and generators — called the one way (README: Helper
+agents).
 
 A helper is any agent of agenttest.yaml (a `builtin:` one, or the user's own). It gets one user message whose
 content is a JSON object, and `options.metadata.test_mode` naming its role; its reply is read by `replies`. Every
@@ -16,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
 from ..errors import AgentCallError, HelperError
+from ..hints import helper_name
 from ..usage import Usage
 from .base import Agent, AgentRequest, AgentResponse
 from .cache import HelperCache
@@ -82,7 +84,7 @@ class HelperCaller:
         try:
             value = read(response)
         except HelperError as exc:
-            raise HelperError(f"{role} {agent_id}: {exc.message}", exc.kind) from exc
+            raise HelperError(f"{helper_name(role, agent_id)}: {exc.message}", exc.kind) from exc
         if key is not None and self.cache is not None:
             self.cache.store(key, credentials, request, response)
         return value
@@ -101,16 +103,16 @@ class HelperCaller:
                             case=self.case)
 
     async def _send(self, role: str, agent_id: str, request: AgentRequest) -> AgentResponse:
-        self.waiting_for = f"the {role} {agent_id}"
+        self.waiting_for = f"the {helper_name(role, agent_id)}"
         try:
             response = await self.agents.get(agent_id).call(request)
         except AgentCallError as exc:
             self.waiting_for = None
-            raise HelperError(f"{role} {agent_id}: {exc.message}", role) from exc
+            raise HelperError(f"{helper_name(role, agent_id)}: {exc.message}", role) from exc
         except asyncio.CancelledError:   # the case ran out of time: `waiting_for` still says on what
             raise
         except Exception as exc:  # a provider bug costs this case, not the run
             self.waiting_for = None
-            raise HelperError(f"{role} {agent_id}: {type(exc).__name__}: {exc}", role) from exc
+            raise HelperError(f"{helper_name(role, agent_id)}: {type(exc).__name__}: {exc}", role) from exc
         self.waiting_for = None
         return response

@@ -3,8 +3,10 @@ Ollama, LiteLLM, …), with an optional system prompt, tools and mocked tool res
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from yarl import URL
@@ -13,12 +15,14 @@ from ..errors import AgentCallError, ConfigError
 from ..secrets import register_secret
 from .base import AgentRequest, AgentResponse
 from .credentials import register_header_secrets
-from .openai_chat import chat_messages, read_completion
+from .openai_chat import chat_messages, read_completion, tool_step_messages
 from .openai_files import read_system, read_tools
 from .openai_stream import read_stream
+from .python import import_callable
 from .registry import ProviderContext
 from .replies import is_event_stream, parse_json, read_text
 from .settings import ConnectorSettings, OpenAISettings
+from .tool_loop import ToolKit, combined, steps_exceeded
 from .transport import HttpTransport
 from .urls import check_url, display_url
 
@@ -53,11 +57,11 @@ class Connectors:
 
 
 class OpenAIAgent:
-    """Turns the canonical request into a Chat Completions request and the reply (JSON or SSE) back."""
+    """Turns the canonical request into Chat Completions requests and the replies (JSON or SSE) back."""
 
     def __init__(self, agent_id: str, endpoint: Endpoint, *, default_connector: str | None, connectors: Connectors,
-                 system: str | None, stream: bool, tools: list[dict[str, Any]], mock_tools: dict[str, Any],
-                 transport: HttpTransport) -> None:
+                 system: str | None, stream: bool, tools: list[dict[str, Any]], toolkit: ToolKit,
+                 max_tool_steps: int, tool_callables: dict[str, str], transport: HttpTransport) -> None:
         self.id = agent_id
         self._endpoint = endpoint
         self._default_connector = default_connector
@@ -65,20 +69,44 @@ class OpenAIAgent:
         self._system = system
         self._stream = stream
         self._tools = tools
-        self._mock_tools = mock_tools
+        self._toolkit = toolkit
+        self._max_tool_steps = max_tool_steps
+        self._tool_callables = tool_callables
         self._transport = transport
 
     async def call(self, request: AgentRequest) -> AgentResponse:
-        """One chat completion on the agent's endpoint, or on the connector the request's options name."""
+        """The model's answer, on the agent's endpoint or on the connector the request's options name. While it
+        calls tools that all have a mock or a callable, their results are sent back and it is asked again."""
         endpoint = self._endpoint_for(request.options.get("connector"))
-        body = self._body(endpoint, request.messages)
+        messages = chat_messages(self._system, request.messages, self._toolkit.mocks)
+        steps: list[AgentResponse] = []
+        while True:
+            step = await self._complete(endpoint, messages, request.deadline, first_step=not steps)
+            step.tools = await self._toolkit.execute(step.tool_calls, request)
+            steps.append(step)
+            if not self._toolkit.goes_on(step):
+                return combined(steps)
+            if len(steps) == self._max_tool_steps:
+                raise steps_exceeded(steps, self._max_tool_steps)
+            messages = [*messages, *tool_step_messages(step)]
+
+    async def _complete(self, endpoint: Endpoint, messages: list[dict[str, Any]], deadline: float | None, *,
+                        first_step: bool) -> AgentResponse:
+        """One chat completion."""
+        body = self._body(endpoint, messages, first_step)
         shown = display_url(endpoint.url)
-        async with self._transport.send(endpoint.url, body, endpoint.headers, request.deadline) as response:
-            if is_event_stream(response.content_type):
-                reply = await read_stream(response, shown)
-            else:
-                reply = parse_json(await read_text(response), response, shown)
-        return read_completion(reply, shown, model=endpoint.model, mock_tools=self._mock_tools)
+        try:
+            async with self._transport.send(endpoint.url, body, endpoint.headers, deadline) as response:
+                if is_event_stream(response.content_type):
+                    reply = await read_stream(response, shown)
+                else:
+                    reply = parse_json(await read_text(response), response, shown)
+        except AgentCallError as exc:
+            if exc.status == 404 and _without_version(endpoint.url):
+                exc.message += (" — base_url usually ends in /v1 (https://host/v1, http://localhost:11434/v1): "
+                                "requests go to <base_url>/chat/completions")
+            raise
+        return read_completion(reply, shown, model=endpoint.model)
 
     async def aclose(self) -> None:
         """Close the connection pool."""
@@ -88,7 +116,8 @@ class OpenAIAgent:
         """What makes this agent answer the way it does — endpoint, model, parameters, prompt, tools — without its
         credentials (for cache keys)."""
         return {"url": self._endpoint.url, "model": self._endpoint.model, "params": self._endpoint.params,
-                "system": self._system, "tools": self._tools, "mock_tools": self._mock_tools}
+                "system": self._system, "tools": self._tools, "mock_tools": self._toolkit.mocks,
+                "tool_callables": self._tool_callables, "max_tool_steps": self._max_tool_steps}
 
     def _endpoint_for(self, connector: str | None) -> Endpoint:
         """The agent's own endpoint, or the override connector's (CLI > case, resolved by the engine)."""
@@ -96,11 +125,12 @@ class OpenAIAgent:
             return self._endpoint
         return self._connectors.endpoint(connector)
 
-    def _body(self, endpoint: Endpoint, messages: list[dict[str, Any]]) -> dict[str, Any]:
-        body: dict[str, Any] = {**endpoint.params, "model": endpoint.model,
-                                "messages": chat_messages(self._system, messages, self._mock_tools)}
+    def _body(self, endpoint: Endpoint, messages: list[dict[str, Any]], first_step: bool) -> dict[str, Any]:
+        body: dict[str, Any] = {**endpoint.params, "model": endpoint.model, "messages": messages}
         if self._tools:
             body["tools"] = self._tools
+        if not first_step and _forces_a_call(body.get("tool_choice")):
+            del body["tool_choice"]     # as agent SDKs do: else the model could never answer in text
         body.pop("stream", None)
         stream_options = body.pop("stream_options", {"include_usage": True})
         if self._stream:
@@ -145,6 +175,18 @@ def build_connectors(connectors: dict[str, ConnectorSettings]) -> Connectors:
     return built
 
 
+def _without_version(url: str) -> bool:
+    """Whether a chat completions URL lacks the API version most OpenAI-compatible servers serve it under (`/v1`;
+    Azure's deployment URLs have their own form)."""
+    path = URL(url).path
+    return not re.search(r"/v\d+(beta)?/", path) and "/deployments/" not in path
+
+
+def _forces_a_call(tool_choice: Any) -> bool:
+    """`required`, or one named function: the model must call a tool, whatever it got back."""
+    return tool_choice == "required" or isinstance(tool_choice, dict)
+
+
 def _defined(names: Iterable[str]) -> str:
     listed = sorted(names)
     return f" (defined: {', '.join(listed)})" if listed else " (no connectors are defined)"
@@ -187,9 +229,26 @@ def build_openai_agent(agent_id: str, settings: OpenAISettings, ctx: ProviderCon
         {**(connector.params if connector else {}), **settings.params},
     )
     tools = read_tools(agent_id, settings.tools, ctx.config_dir)
-    unknown_mocks = set(settings.mock_tools) - {tool["function"]["name"] for tool in tools}
-    if unknown_mocks:
-        raise ConfigError(f"{prefix}.mock_tools: {', '.join(sorted(unknown_mocks))} not among the agent's tools")
     return OpenAIAgent(agent_id, endpoint, default_connector=settings.connector, connectors=connectors,
-                       system=system, stream=settings.stream, tools=tools, mock_tools=settings.mock_tools,
+                       system=system, stream=settings.stream, tools=tools,
+                       toolkit=build_toolkit(prefix, settings, tools, ctx.config_dir),
+                       max_tool_steps=settings.max_tool_steps, tool_callables=settings.tool_callables,
                        transport=HttpTransport(ctx.pool_size, ctx.retries))
+
+
+def build_toolkit(prefix: str, settings: OpenAISettings, tools: list[dict[str, Any]], config_dir: Path) -> ToolKit:
+    """The mocks and callables that answer the agent's tool calls, each naming one of its tools. Raises ConfigError
+    naming the key."""
+    names = {tool["function"]["name"] for tool in tools}
+    for key, answered in (("mock_tools", settings.mock_tools), ("tool_callables", settings.tool_callables)):
+        unknown = set(answered) - names
+        if unknown:
+            raise ConfigError(f"{prefix}.{key}: {', '.join(sorted(unknown))} not among the agent's tools "
+                              f"({', '.join(sorted(names)) or 'it has none'})")
+    both = set(settings.mock_tools) & set(settings.tool_callables)
+    if both:
+        raise ConfigError(f"{prefix}.tool_callables: {', '.join(sorted(both))} also in mock_tools: give each tool "
+                          "a fixed result or a callable, not both")
+    functions = {name: import_callable(f"{prefix}.tool_callables.{name}", reference, config_dir)
+                 for name, reference in settings.tool_callables.items()}
+    return ToolKit(mocks=settings.mock_tools, functions=functions)

@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 from ..errors import AgentCallError
-from .base import MESSAGE_KEYS, AgentResponse, ToolCall, ToolExecution, parse_arguments, usage_counts
+from .base import MESSAGE_KEYS, AgentResponse, ToolCall, parse_arguments, usage_counts
 from .replies import snippet
 
 # The message fields Chat Completions accepts; anything else a case carries stays on our side.
@@ -74,10 +74,10 @@ def _tool_call(item: Any, index: int) -> ToolCall:
                     arguments=parse_arguments(call["function"]["arguments"]))
 
 
-def read_completion(reply: Any, shown: str, *, model: str, mock_tools: dict[str, Any]) -> AgentResponse:
+def read_completion(reply: Any, shown: str, *, model: str) -> AgentResponse:
     """A chat completion (as JSON, or assembled from a stream) as the canonical response: the first choice's content
-    (or refusal) and tool calls, a mocked execution for each call of a mocked tool, the reply's model (else `model`)
-    and usage. Raises AgentCallError for an error object or a reply without choices."""
+    (or refusal) and tool calls, the reply's model (else `model`) and usage. Raises AgentCallError for an error
+    object or a reply without choices."""
     if not isinstance(reply, dict):
         raise AgentCallError(f"reply from {shown} is not a chat completion: {snippet(json.dumps(reply))}")
     raise_error_object(reply, shown)
@@ -89,16 +89,26 @@ def read_completion(reply: Any, shown: str, *, model: str, mock_tools: dict[str,
     content = message.get("content")
     if content in (None, "") and isinstance(message.get("refusal"), str):
         content = message["refusal"]
-    calls = [_tool_call(item, i) for i, item in enumerate(message.get("tool_calls") or [])]
     return AgentResponse(
         content=content,
-        tool_calls=calls,
-        tools=[ToolExecution(id=c.id, name=c.name, arguments=c.arguments, result=mock_tools[c.name])
-               for c in calls if c.name in mock_tools],
+        tool_calls=[_tool_call(item, i) for i, item in enumerate(message.get("tool_calls") or [])],
         finish_reason=choice.get("finish_reason") if isinstance(choice.get("finish_reason"), str) else None,
         model=reply.get("model") if isinstance(reply.get("model"), str) else model,
         usage=usage_counts(reply.get("usage")),
     )
+
+
+def tool_step_messages(step: AgentResponse) -> list[dict[str, Any]]:
+    """What one step of the tool loop adds to the messages sent to the model: its assistant message with the tool
+    calls, then a tool message per call with the result it got (`{"error": …}` when its tool failed), by id."""
+    executed = {tool.id: tool for tool in step.tools}
+    messages: list[dict[str, Any]] = [{"role": "assistant", "content": step.content or None, "tool_calls": [
+        _openai_tool_call(call.to_dict(), index) for index, call in enumerate(step.tool_calls)]}]
+    for call in step.tool_calls:
+        tool = executed[call.id]
+        messages.append({"role": "tool", "tool_call_id": call.id,
+                         "content": _tool_content({"error": tool.error} if tool.error else tool.result)})
+    return messages
 
 
 def raise_error_object(reply: dict[str, Any], shown: str) -> None:

@@ -61,12 +61,13 @@ class AgentPool:
             raise ConfigError(f"agent {agent_id!r} is a builtin {settings.builtin} helper, not an agent to test")
         return self._build(agent_id, settings, connector_override=self._connector_override)
 
-    def helper(self, agent_id: str) -> Agent:
+    def helper(self, agent_id: str, *, asked_by: str = "", otherwise: str = "") -> Agent:
         """A helper agent: any agent of the config, built-in or not. ConfigError when it is not defined or cannot
-        be built."""
+        be built (one for a `${VAR}` that is not set says it is `asked_by` whom, and `otherwise` what to do)."""
         if self.project.path is None:
             raise ConfigError(f"helper agent {agent_id!r} needs an agenttest.yaml that defines it")
-        return self._build(agent_id, self._settings(agent_id), connector_override=None)
+        return self._build(agent_id, self._settings(agent_id), connector_override=None, asked_by=asked_by,
+                           otherwise=otherwise)
 
     def has_variables(self, agent_id: str) -> bool:
         """Whether every `${VAR}` the agent needs is set (a fork or a pre-commit hook may have none of them)."""
@@ -136,7 +137,7 @@ class AgentPool:
         return found.price if found is not None else None
 
     def _build(self, agent_id: str, settings: registry.ProviderSettings | BuiltinSettings,
-               connector_override: str | None) -> Agent:
+               connector_override: str | None, asked_by: str = "", otherwise: str = "") -> Agent:
         if agent_id in self._agents:
             return self._agents[agent_id]
         agent: Agent
@@ -145,7 +146,8 @@ class AgentPool:
 
             agent = ReplayingAgent(agent_id, self._cassettes, recorded_config(self.project, agent_id))
         else:
-            self.project.check_variables(agent_id, uses_connectors=hasattr(settings, "connector"))
+            self.project.check_variables(agent_id, uses_connectors=hasattr(settings, "connector"), asked_by=asked_by,
+                                         otherwise=otherwise)
             context = registry.ProviderContext(config_dir=self.project.directory, pool_size=self._parallel,
                                                retries=self._retries, connectors=self.project.connectors,
                                                connector_override=connector_override)

@@ -49,26 +49,32 @@ class PythonAgent:
 
 def create(agent_id: str, settings: PythonSettings, ctx: ProviderContext) -> PythonAgent:
     """Import `module:function` from the config file's directory. Raises ConfigError when it cannot."""
-    module_name, _, func_name = settings.callable.partition(":")
+    return PythonAgent(agent_id, import_callable(f"agents.{agent_id}.callable", settings.callable, ctx.config_dir))
+
+
+def import_callable(where: str, reference: str, config_dir: Path) -> Callable[..., Any]:
+    """The function `module:function` names, imported from `config_dir` (an agent's `callable`, a tool's entry in
+    `tool_callables`). Raises ConfigError naming `where` when it cannot be."""
+    module_name, _, func_name = reference.partition(":")
     if not module_name or not func_name:
-        raise ConfigError(f"agents.{agent_id}.callable: {settings.callable!r} must look like module:function")
-    config_dir = str(ctx.config_dir)
-    if config_dir not in sys.path:
-        sys.path.insert(0, config_dir)
+        raise ConfigError(f"{where}: {reference!r} must look like module:function")
+    directory = str(config_dir)
+    if directory not in sys.path:
+        sys.path.insert(0, directory)
     try:
         module = importlib.import_module(module_name)
     except (Exception, SystemExit) as exc:   # a module that runs argparse or sys.exit on import
         sys.modules.pop(module_name, None)
-        raise ConfigError(f"agents.{agent_id}.callable: cannot import {module_name!r}: {describe(exc)}") from exc
+        raise ConfigError(f"{where}: cannot import {module_name!r}: {describe(exc)}") from exc
     # The config's own file, when there is one, must be what was imported: a module of that name imported before
     # (the standard library's `types`, another project's `agent` in the same process) would be called instead.
-    mine = Path(config_dir, *module_name.split(".")).with_suffix(".py")
+    mine = Path(directory, *module_name.split(".")).with_suffix(".py")
     found = getattr(module, "__file__", None)
     if mine.is_file() and (found is None or Path(found).resolve() != mine.resolve()):
-        where = f"is imported from {found}" if found else "is a module built into Python"
-        raise ConfigError(f"agents.{agent_id}.callable: {module_name!r} {where}, not {mine}: a module of "
-                          "that name was found first (rename your file)")
+        imported = f"is imported from {found}" if found else "is a module built into Python"
+        raise ConfigError(f"{where}: {module_name!r} {imported}, not {mine}: a module of that name was found first "
+                          "(rename your file)")
     func = getattr(module, func_name, None)
     if not callable(func):
-        raise ConfigError(f"agents.{agent_id}.callable: {module_name!r} has no callable {func_name!r}")
-    return PythonAgent(agent_id, func)
+        raise ConfigError(f"{where}: {module_name!r} has no callable {func_name!r}")
+    return func

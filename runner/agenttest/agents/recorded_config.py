@@ -6,8 +6,8 @@ Left out: credentials and headers, and where the agent runs (`base_url`, `url`, 
 maintainer's machine and CI without changing what the agent says. A value that holds a secret variable anywhere
 else (an http `body`, an exec `command`, `params`) is shown as written — `--token ${EXEC_TOKEN}` — never with the
 secret: a cassette is committed, and a fork, which has none of the secrets, must describe the agent the same way.
-Files the settings name (a system prompt, a tool schema, a Python agent's module, a script an `exec` agent runs)
-count by a digest of their content.
+Files the settings name (a system prompt, a tool schema, a Python agent's module or its tools' modules, a script
+an `exec` agent runs) count by a digest of their content.
 """
 
 from __future__ import annotations
@@ -57,6 +57,9 @@ def recorded_config(project: ProjectConfig, agent_id: str) -> RecordedConfig:
             described[key] = _file_digest(config_dir, value) or value
     if isinstance(described.get("callable"), str):
         described["source"] = _module_digest(config_dir, described["callable"])
+    if isinstance(described.get("tool_callables"), dict):
+        described["tool_sources"] = {name: _module_digest(config_dir, str(target))
+                                     for name, target in described["tool_callables"].items()}
     command = described.get("command")
     if command is not None:
         argv = shlex.split(command) if isinstance(command, str) else list(command)

@@ -55,7 +55,9 @@ class OpenAISettings(ProviderSettings):
     params: dict[str, Any] = Field(default_factory=dict)
     system: str | None = None             # the prompt, or a file relative to the config's directory
     stream: bool = False
-    mock_tools: dict[str, Any] = Field(default_factory=dict)
+    mock_tools: dict[str, Any] = Field(default_factory=dict)      # tool name → the result its calls get
+    tool_callables: dict[str, str] = Field(default_factory=dict)  # tool name → `module:function` computing it
+    max_tool_steps: int = Field(10, ge=1)  # model calls in one turn's tool loop
 
 
 class ResponseMapping(BaseModel):

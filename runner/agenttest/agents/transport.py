@@ -45,13 +45,16 @@ class _Fault:
     kind: str
     retryable: bool
     retry_after: float | None = None
+    status: int | None = None
 
     def error(self, attempts: int, deadline_near: bool = False) -> AgentCallError:
         """The verdict after `attempts` attempts, saying why no further one was made."""
         tried = f"after {attempts} attempt{'s' if attempts > 1 else ''}"
         if deadline_near:
-            return AgentCallError(f"{self.message} ({tried}; no retry: the case's deadline is near)", kind=self.kind)
-        return AgentCallError(f"{self.message} ({tried})" if attempts > 1 else self.message, kind=self.kind)
+            return AgentCallError(f"{self.message} ({tried}; no retry: the case's deadline is near)", kind=self.kind,
+                                  status=self.status)
+        return AgentCallError(f"{self.message} ({tried})" if attempts > 1 else self.message, kind=self.kind,
+                              status=self.status)
 
 
 class HttpTransport:
@@ -204,7 +207,7 @@ async def _status_fault(response: aiohttp.ClientResponse, shown: str) -> _Fault:
     status = response.status
     retryable = status == 429 or status >= 500
     return _Fault(f"HTTP {status} from {shown}" + (f": {detail}" if detail else ""), "agent", retryable,
-                  parse_retry_after(response.headers.get("Retry-After")) if retryable else None)
+                  parse_retry_after(response.headers.get("Retry-After")) if retryable else None, status)
 
 
 def _error_detail(text: str) -> str:

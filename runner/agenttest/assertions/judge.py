@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 
 from ..agents.helper_replies import JudgeReply, read_judge
 from ..errors import HelperError, SuiteError, Where
-from ..hints import did_you_mean
+from ..hints import did_you_mean, helper_name
 from .base import AssertionSpec, EvalContext, Verdict, assertion, describe, json_type
 
 AGENT_PREFIX = "agents:"
@@ -32,8 +32,8 @@ class _Judge:
 def _prepare_judge(spec: AssertionSpec) -> None:
     """Check `use` (`agents:ID`; a bare id is read as one, with a warning), the criteria and the options."""
     if not isinstance(spec.use, str) or not spec.use.strip():
-        raise SuiteError("agent assertion requires 'use': \"agents:ID\" naming the validator agent",
-                         Where(field="use"))
+        raise SuiteError("agent assertion requires 'use': \"agents:ID\" naming the judge, or a default judge: "
+                         "defaults.judge in agenttest.yaml, or --judge ID", Where(field="use"))
     use = spec.use.strip()
     if use.startswith(AGENT_PREFIX):
         agent_id = use[len(AGENT_PREFIX):].strip()
@@ -84,7 +84,7 @@ def _prepare_judge(spec: AssertionSpec) -> None:
 
 @assertion("agent", prepare=_prepare_judge)
 async def judge(spec: AssertionSpec, ctx: EvalContext) -> Verdict:
-    """A validator agent judges the response against criteria (SPEC §6.1).
+    """A validator agent judges the response against criteria (README: Helper agents).
 
     `use`: `"agents:ID"`, the validator (any agent of agenttest.yaml; `builtin: validator` gives a good one).
     `value`: the criteria (or `options.metadata.criteria`). The validator gets one user message holding
@@ -143,15 +143,15 @@ def _decide(config: _Judge, replies: list[JudgeReply]) -> Verdict:
     elif len(replies) > 1:
         message = f"{message} ({passed_count} of {len(votes)} samples passed{tie})"
     if not passed:
-        message = f"judge {config.agent_id}: {message}"
+        message = f"{helper_name('judge', config.agent_id)}: {message}"
     return Verdict(passed, message, expected=config.criteria, score=score, details=details)
 
 
 def _sample_passed(config: _Judge, reply: JudgeReply) -> bool:
     if config.threshold is not None:
         if reply.score is None:
-            raise HelperError(f"judge {config.agent_id}: its reply has no 'score', and the assertion decides by "
-                              f"threshold {config.threshold:g}", "judge")
+            raise HelperError(f"{helper_name('judge', config.agent_id)}: its reply has no 'score', and the assertion "
+                              f"decides by threshold {config.threshold:g}", "judge")
         return reply.score >= config.threshold
     if reply.passed is not None:
         return reply.passed

@@ -27,7 +27,7 @@ from ..validation import describe_errors
 from ..workspace import UnsafePath, attachment_root, checked_file
 from .inputs import InputError, normalize_input
 from .model import SCRIPTED, Case, Checkpoint, Conversation, InvalidCase, Suite
-from .reader import RawEntry, read_entries
+from .reader import RawEntry, read_entries, why_no_entries
 from .schema import AssertionEntry, CaseEntry, CheckpointEntry, SimulatorEntry
 from .sources import GeneratorSource, display_path, sources
 
@@ -44,6 +44,7 @@ class Checks:
 
     agents: Mapping[str, str | None] | None = None
     default_simulator: str | None = None
+    default_judge: str | None = None       # `--judge` / `defaults.judge`: the judge of `agent` assertions without `use`
     root: Path | None = None      # every file a case names must lie inside it (set per suite file)
     connectors: Collection[str] | None = None     # the config's connectors (None: no config to check against)
 
@@ -154,6 +155,12 @@ def build_generated(values: list[Any], source: GeneratorSource, *, base_dir: Pat
     return entries
 
 
+def no_cases_found(inputs: list[str], suite: Suite, cwd: Path) -> str:
+    """`no test cases found in x.jsonl (x.jsonl: it is empty)`: the inputs, and why each of their files held none."""
+    reasons = [f"{name}: {why}" for name in suite.files if (why := why_no_entries(cwd / name))]
+    return f"no test cases found in {', '.join(inputs)}" + (f" ({'; '.join(reasons)})" if reasons else "")
+
+
 def _known_id_and_input(value: Any) -> tuple[str | None, Any]:
     """The entry's id (when it is a non-empty string) and raw input, for reporting an entry that is invalid."""
     if not isinstance(value, dict):
@@ -183,19 +190,19 @@ def build_case(value: Any, *, file: str | None, line: int | None, base_dir: Path
 
     if not isinstance(value, dict):
         return invalid([f"expected a JSON object, got {json_type(value)}"])
+    dynamic = value.get("simulator") is not None or bool(value.get("checkpoints"))
+    # Without one, the simulated user opens the conversation. Said even beside other mistakes (an unknown key):
+    # `inptu` is fixed at once when the message also says that `input` is missing.
+    missing_input = ["missing required field 'input'"] if value.get("input") is None and not dynamic else []
     try:
         entry = CaseEntry.model_validate(value)
     except ValidationError as exc:
-        return invalid(describe_errors(exc, CaseEntry))
-    problems: list[str] = []
+        return invalid(describe_errors(exc, CaseEntry) + missing_input)
+    problems: list[str] = list(missing_input)
     notes: list[str] = []
-    dynamic = entry.simulator is not None or bool(entry.checkpoints)
     conversation = _conversation(entry, base_dir, checks, problems, notes)
     messages: list[dict[str, Any]] = []
-    if entry.input is None:
-        if not dynamic:      # without one, the simulated user opens the conversation
-            problems.append("missing required field 'input'")
-    else:
+    if entry.input is not None:
         try:
             messages = normalize_input(entry.input, base_dir=base_dir, repo_root=repo_root)
         except InputError as exc:
@@ -220,7 +227,7 @@ def build_case(value: Any, *, file: str | None, line: int | None, base_dir: Path
         place = f"{file}:{line}" if file else where or entry.id
         warnings.extend(f"{place}: {note}" for note in notes)
     return Case(
-        # id, name and tags reach every artifact as they are: stored capped, as any untrusted value (SPEC §11)
+        # id, name and tags reach every artifact as they are: stored capped, as any untrusted value
         id=stored(entry.id), input=entry.input, messages=messages, assertions=specs, expected=entry.expected,
         has_expected="expected" in entry.model_fields_set, name=stored(entry.name),
         options={k: v for k, v in value.get("options", {}).items() if v is not None} if entry.options else {},
@@ -416,7 +423,7 @@ def _prepared_specs(written: Any, key: str, base_dir: Path, checks: Checks, prob
         return []
     specs = []
     for place, item, type_place in items:
-        spec = _assertion_spec(item, place, type_place, base_dir, checks.root)
+        spec = _assertion_spec(item, place, type_place, base_dir, checks)
         if isinstance(spec, list):
             problems.extend(spec)
             continue
@@ -435,8 +442,10 @@ def _prepared_specs(written: Any, key: str, base_dir: Path, checks: Checks, prob
 
 
 def _assertion_spec(item: Any, place: str, type_place: str, base_dir: Path,
-                    root: Path | None) -> AssertionSpec | list[str]:
-    """One prepared assertion, or its problems. `place` is its field (`assert[1]`), `type_place` its type's."""
+                    checks: Checks) -> AssertionSpec | list[str]:
+    """One prepared assertion, or its problems. `place` is its field (`assert[1]`), `type_place` its type's. An
+    `agent` assertion without `use` is judged by the default judge, when there is one."""
+    root = checks.root
     if not isinstance(item, dict):
         return [f"{place}: expected an assertion object, got {json_type(item)}"]
     if item.keys() <= _TYPE_AND_VALUE and isinstance(item.get("type", ""), str):
@@ -452,6 +461,8 @@ def _assertion_spec(item: Any, place: str, type_place: str, base_dir: Path,
         spec = AssertionSpec(type=kind, value=written.resolved_value, path=written.path, message=written.message,
                              negate=written.negate, options=dict(written.options or {}), use=written.use,
                              script=written.script, base_dir=base_dir, root=root)
+    if kind == "agent" and spec.use is None and checks.default_judge:
+        spec.use = f"agents:{checks.default_judge}"
     if kind not in REGISTRY:
         valid = [name for name in known_types() if name]  # "" is registered as a spelling of equals
         meant = closest(kind, valid)

@@ -50,6 +50,23 @@ def read_entries(path: Path) -> Iterator[RawEntry]:
     return _jsonl_entries(lines)
 
 
+def why_no_entries(path: Path) -> str:
+    """Why a suite file holds no entry — `it is empty`, `it holds only comments and blank lines`, `it is an empty
+    JSON array` — or "" when it holds some (or cannot be read: that is an entry of its own)."""
+    try:
+        text = path.read_bytes().removeprefix(_BOM).decode("utf-8", errors="replace")
+    except OSError:
+        return ""
+    if not text.strip():
+        return "it is empty"
+    kept = [line for line in text.split("\n") if not _is_skipped(line)]
+    if not kept:
+        return "it holds only comments and blank lines"
+    if "".join(kept).strip(_JSON_WHITESPACE) == "[]":
+        return "it is an empty JSON array"
+    return ""
+
+
 def _decoded(line: bytes) -> str | UnicodeDecodeError:
     try:
         return line.decode("utf-8")

@@ -138,7 +138,7 @@ class CheckpointEntry(_Strict):
 
 
 class CaseEntry(_Strict):
-    """One test case as written in a suite file (SPEC §5)."""
+    """One test case as written in a suite file (README: A test case)."""
 
     id: str = Field(min_length=1, description="unique case id")
     input: JsonInput = None

@@ -141,7 +141,7 @@ class CaseRunner:
 
     def request(self, case: Case, messages: list[dict[str, Any]], context: dict[str, Any],
                 work: CaseWork) -> AgentRequest:
-        """A request to the target (SPEC §4)."""
+        """A request to the target (README: Configuration)."""
         services = self.services
         return AgentRequest(agent=case.target or services.target_id, messages=messages,
                             options=request_options(case, services.connector), context=context,
@@ -185,7 +185,8 @@ class CaseRunner:
 
 
 def _kind(exc: BaseException) -> str:
-    """A hook's failure: `invalid` when the suite names a file it may not read (SPEC §11), else `hook`."""
+    """A hook's failure: `invalid` when the suite names a file it may not read (README: untrusted input), else
+    `hook`."""
     return "invalid" if isinstance(exc, UnsafeReference) else "hook"
 
 

@@ -1,9 +1,9 @@
 """Dynamic mode: a simulated user talks with the target, turn by turn, until every required checkpoint is reached.
 
-Per turn (SPEC §7): the simulator speaks (not on turn 1 when the case has an `input`), the target answers with the
-whole conversation, the conversation grows (the assistant message with its tool calls, then one tool message per
-call, paired by id), and each checkpoint not yet reached whose `after` are all reached is checked against this
-turn's response. One chat id for the whole conversation; the case's `timeout` bounds all of it, calls included.
+Per turn (README: Conversations): the simulator speaks (not on turn 1 when the case has an `input`), the target
+answers with the whole conversation, the conversation grows (the assistant message with its tool calls, then one tool
+message per call, paired by id), and each checkpoint not yet reached whose `after` are all reached is checked against
+this turn's response. One chat id for the whole conversation; the case's `timeout` bounds all of it, calls included.
 """
 
 from __future__ import annotations
@@ -218,7 +218,7 @@ class _ScriptedSimulator(_Simulator):
 
 
 class _AgentSimulator(_Simulator):
-    """A simulator agent (SPEC §6.1), asked for each turn."""
+    """A simulator agent (README: Helper agents), asked for each turn."""
 
     def __init__(self, conversation: Conversation, helpers: HelperCaller) -> None:
         self._conversation = conversation

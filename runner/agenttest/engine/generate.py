@@ -18,6 +18,7 @@ from ..cases.model import InvalidCase, Suite
 from ..cases.sources import GeneratorSource
 from ..durations import format_duration
 from ..errors import HelperError
+from ..hints import plural
 from ..project import ProjectConfig
 from ..threads import call_user
 from ..timeouts import within
@@ -48,7 +49,7 @@ async def generate(suite: Suite, pool: AgentPool, target_id: str, *, cwd: Path, 
                                                           source=source.spelled,
                                                           traceback="\n\n".join(dict.fromkeys(tracebacks)) or None)]
                 continue
-        values = _at_most(values, source, suite.warnings)
+        values = _counted(values, source, suite.warnings)
         root = attachment_root(cwd, pool.project.directory if pool.project.path else None)
         entries[position:position] = build_generated(values, source, base_dir=cwd, repo_root=root, checks=checks,
                                                      warnings=suite.warnings)
@@ -84,11 +85,16 @@ async def _generated_values(source: GeneratorSource, target: dict[str, Any], hel
         raise HelperError(f"generator {source.spelled}: {message}", "generator") from exc
 
 
-def _at_most(values: list[Any], source: GeneratorSource, warnings: list[str]) -> list[Any]:
-    """An agent generator's cases, cut to the `count` it was asked for (a model may write more)."""
+def _counted(values: list[Any], source: GeneratorSource, warnings: list[str]) -> list[Any]:
+    """An agent generator's cases, cut to the `count` it was asked for (a model may write more); fewer are used as
+    they are, with a warning too."""
     count = source.params.get("count", DEFAULT_COUNT) if source.kind == "agent" else None
-    if count is None or len(values) <= count:
+    if count is None or len(values) == count:
         return values
-    warnings.append(f"{source.spelled}: the generator wrote {len(values)} cases where {count} were asked for; "
-                    f"the first {count} are used")
+    wrote = (f"{source.spelled}: the generator wrote {plural(len(values), 'case')} where {count} "
+             f"{'was' if count == 1 else 'were'} asked for")
+    if len(values) < count:
+        warnings.append(f"{wrote}; all are used")
+        return values
+    warnings.append(f"{wrote}; the first {count} are used")
     return values[:count]

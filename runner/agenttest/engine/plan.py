@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ from ..cases.loader import Checks
 from ..cases.model import Case, InvalidCase, Suite
 from ..cases.sources import GeneratorSource
 from ..errors import HookError, UsageError
+from ..hints import did_you_mean, plural
 from ..options import run_filter_pattern, run_filter_tag
 from ..project import ProjectConfig
 from ..refs import resolve_callable
@@ -22,13 +24,23 @@ Entry = Case | InvalidCase
 DEFAULT_COUNT = 5
 
 
-def checks_for(project: ProjectConfig, default_simulator: str | None) -> Checks:
-    """What cases are checked against: the config's agents (with their builtin roles) and `--simulator`."""
+def checks_for(project: ProjectConfig, default_simulator: str | None, default_judge: str | None = None) -> Checks:
+    """What cases are checked against: the config's agents (with their builtin roles), and the default simulator
+    and judge (`--simulator`, `--judge`, else `defaults:`; `agents:ID` or ID). UsageError when one of those is no
+    agent of the config."""
+    default_simulator, default_judge = (
+        (agent_id or project.defaults.get(flag) or "").removeprefix("agents:") or None
+        for flag, agent_id in (("simulator", default_simulator), ("judge", default_judge)))
+    for flag, agent_id in (("simulator", default_simulator), ("judge", default_judge)):
+        if agent_id and project.path is not None and agent_id not in project.agents:
+            raise UsageError(f"--{flag} (or defaults.{flag}): agent {agent_id!r} is not defined in "
+                             f"{project.display_path}{did_you_mean(agent_id, project.agents)}")
     if project.path is None:
-        return Checks(default_simulator=default_simulator)
+        return Checks(default_simulator=default_simulator, default_judge=default_judge)
     agents = {agent_id: settings.builtin if isinstance(settings, BuiltinSettings) else None
               for agent_id, settings in project.agents.items()}
-    return Checks(agents=agents, default_simulator=default_simulator, connectors=tuple(project.connectors))
+    return Checks(agents=agents, default_simulator=default_simulator, default_judge=default_judge,
+                  connectors=tuple(project.connectors))
 
 
 def prepare_generators(suite: Suite, pool: AgentPool, cwd: Path, *, build: bool = True) -> None:
@@ -73,6 +85,35 @@ def select(entries: list[Entry], run_filter: str | None) -> list[Entry]:
 def helper_agents(entries: list[Entry]) -> list[str]:
     """Every helper agent the cases ask (judges, simulators), each once, in order of first use."""
     return list(dict.fromkeys(agent for e in entries if isinstance(e, Case) for agent in e.helper_agents()))
+
+
+def build_helpers(pool: AgentPool, entries: list[Entry]) -> None:
+    """Build every helper the cases ask, before any case runs. A helper whose `${VAR}`s are not set is a
+    ConfigError that also names the cases asking it, and the `--run` that runs those needing no such helper."""
+    cases = [e for e in entries if isinstance(e, Case)]
+    for agent_id in helper_agents(entries):
+        asked_by = otherwise = ""
+        if not pool.has_variables(agent_id):
+            asking = [case.id for case in cases if agent_id in case.helper_agents()]
+            asked_by = f" (asked by {'case' if len(asking) == 1 else 'cases'} {_listed(asking)})"
+            keyless = [case.id for case in cases if all(pool.has_variables(h) for h in case.helper_agents())]
+            if keyless:
+                otherwise = (f", or run only the {plural(len(keyless), 'case')} needing no such helper: "
+                             f"--run {shlex.quote(run_filter_for(keyless, [case.id for case in cases]))}")
+        pool.helper(agent_id, asked_by=asked_by, otherwise=otherwise)
+
+
+def run_filter_for(chosen: list[str], ids: list[str]) -> str:
+    """A `--run` value that selects exactly `chosen` of the case ids `ids`: their names as they are when that is
+    exact, else anchored."""
+    plain = "|".join(re.escape(case_id) for case_id in chosen)
+    if [case_id for case_id in ids if re.search(plain, case_id)] == chosen:
+        return plain
+    return f"^({plain})$" if len(chosen) > 1 else f"^{plain}$"
+
+
+def _listed(ids: list[str], shown: int = 5) -> str:
+    return ", ".join(ids[:shown]) + (f" and {len(ids) - shown} more" if len(ids) > shown else "")
 
 
 def entry_key(entry: Entry) -> tuple[str, str]:

@@ -23,14 +23,13 @@ from ..agents.replay import Cassettes
 from ..agents.urls import register_proxy_credentials
 from ..analysis import exit_code, failures_under_regression
 from ..cases import load_suite
-from ..cases.loader import Checks
+from ..cases.loader import Checks, no_cases_found
 from ..cases.model import Case, InvalidCase, Suite
 from ..collection import reading
 from ..config import RunConfig, undefined_suite_agents
 from ..durations import format_duration
 from ..errors import EXIT_INTERRUPTED, EXIT_USAGE, HookError, UsageError
 from ..files import json_line, write_text
-from ..hints import did_you_mean
 from ..options import shard_of
 from ..report.base import Report, Reporter, RunInfo, now
 from ..report.ci import artifact_paths
@@ -46,7 +45,7 @@ from .context import RunContext
 from .dynamic import DynamicRunner
 from .generate import generate
 from .hooks import Hooks
-from .plan import checks_for, helper_agents, prepare_generators, select, shard, suite_digest
+from .plan import build_helpers, checks_for, prepare_generators, select, shard, suite_digest
 from .repeats import Repeats, Unit
 from .schedule import Scheduler
 from .standard import StandardRunner
@@ -71,11 +70,7 @@ async def _run(config: RunConfig, reporters: list[Reporter] | None) -> RunOutcom
     register_proxy_credentials(os.environ)
     options = config.options
     project = config.project
-    if options.simulator and project.path is not None and options.simulator not in project.agents:
-        raise UsageError(f"--simulator (or defaults.simulator): agent {options.simulator!r} is not defined in "
-                         f"{project.display_path}"
-                         f"{did_you_mean(options.simulator, project.agents)}")
-    checks = checks_for(project, options.simulator)
+    checks = checks_for(project, options.simulator, options.judge)
     with reading():
         suite = load_suite(config.inputs, cwd=config.cwd, project_dir=project.directory if project.path else None,
                            exclude=[config.output_dir], checks=checks)
@@ -123,6 +118,7 @@ def _cassettes(config: RunConfig) -> Cassettes | None:
 
 async def _run_suite(config: RunConfig, suite: Suite, pool: AgentPool, checks: Checks, meter: Meter,
                      reporters: list[Reporter] | None) -> RunOutcome:
+    started, started_at = time.monotonic(), now()      # the run's duration counts the generators' time too
     options = config.options
     context = RunContext.load(config.ctx_file, options.user, options.team)
     # Recording must see every call, and a replay answers every call already: no helper cache for either.
@@ -136,12 +132,11 @@ async def _run_suite(config: RunConfig, suite: Suite, pool: AgentPool, checks: C
     baseline = load_baseline(config.cwd / options.baseline, options.baseline) if options.baseline else None
     plan = await _plan(config, suite, pool, checks, context, cache)
     if options.dry_run:
-        return RunOutcome(None, dry_run(plan.entries, config))
+        return RunOutcome(None, dry_run(plan.entries, config, suite.warnings))
     entries = plan.entries
     targets = [pool.target(agent_id) for agent_id in plan.targets or [config.agent_id]]
     target = targets[0]
-    for agent_id in helper_agents(entries):
-        pool.helper(agent_id)
+    build_helpers(pool, entries)
     if options.max_cost is not None and not options.replay:
         check_prices(pool, priced_calls(entries, target.id, options.connector))
     check_writable(config)
@@ -155,11 +150,10 @@ async def _run_suite(config: RunConfig, suite: Suite, pool: AgentPool, checks: C
     connectors = dict.fromkeys(getattr(config.project.agents[t.id], "connector", None) or "" for t in targets)
     info = RunInfo(agent_id=", ".join(t.id for t in targets),
                    connector=options.connector or ", ".join(c for c in connectors if c),
-                   inputs=config.inputs, total=len(entries), started_at=now(), agent_path=config.agent_path,
+                   inputs=config.inputs, total=len(entries), started_at=started_at, agent_path=config.agent_path,
                    options={**config.reported_options(), "timeout": format_duration(config.timeout)},
                    environment=context.environment(), warnings=list(suite.warnings),
                    replay=cassette_origin(config.cwd / options.replay, options.replay) if options.replay else None)
-    started = time.monotonic()
     cases = [e for e in entries if isinstance(e, Case)]
     global_dir = cases[0].base_dir if cases else config.cwd
     global_agent_dir = cases[0].agent_dir if cases else None
@@ -281,7 +275,7 @@ async def _plan(config: RunConfig, suite: Suite, pool: AgentPool, checks: Checks
     if not entries:
         if options.run:
             raise UsageError(f"no test cases match --run {options.run!r}")
-        raise UsageError(f"no test cases found in {', '.join(config.inputs)}")
+        raise UsageError(no_cases_found(config.inputs, suite, config.cwd))
     selected, digest = len(entries), suite_digest(entries)
     undefined = undefined_suite_agents((e.file for e in entries), config.cwd, config.project, config.options.name)
     if undefined:
@@ -330,18 +324,23 @@ def priced_calls(entries: list[Entry], target: str, override: str | None) -> lis
     return list(dict.fromkeys(calls))
 
 
-def dry_run(entries: list[Entry], config: RunConfig) -> int:
-    """Print the cases as JSONL (and write them to -o); invalid entries go to stderr and make it exit 2."""
+def dry_run(entries: list[Entry], config: RunConfig, warnings: list[str]) -> int:
+    """Print the cases as JSONL (and write them to -o, unless there is none); the warnings a run would print and
+    the invalid entries go to stderr, and an invalid entry makes it exit 2."""
     lines = [json_line(e.raw) for e in entries if isinstance(e, Case)]
     # `##[` anywhere in a line is a command to the Actions runner, and stdout may reach the log before the guard
     # (on stderr) does: spelled `\u0023#[` it is the same JSON and no command. A line starts with `{`, never `::`.
     write_lines(sys.stdout, [line.rstrip("\n").replace("##[", "\\u0023#[") for line in lines])
+    for warning in warnings:
+        write_line(sys.stderr, f"⚠ {warning}")
     invalid = [e for e in entries if isinstance(e, InvalidCase)]
     for entry in invalid:
         write_line(sys.stderr, f"✗ {_place(entry)}: {entry.message}")
-    if config.output is not None:
+    if config.output is not None and lines:
         refuse_leaving(config.output, f"-o {config.options.output}", config.cwd)
         write_text(config.output, "".join(lines))
+    elif config.output is not None:      # an empty suite would only fail later, saying less
+        write_line(sys.stderr, f"✗ nothing written to {config.options.output}: no valid case")
     return 2 if invalid else 0
 
 

@@ -12,7 +12,7 @@ from typing import Any, TextIO
 import click
 
 from ..actions_log import write_line
-from ..analysis import no_case_ran, pass_rate_text, run_ok
+from ..analysis import pass_rate_text
 from ..cases.model import Case, InvalidCase
 from ..config import RunConfig
 from ..durations import format_duration, format_elapsed
@@ -25,7 +25,7 @@ from .base import Report, Reporter, RunInfo
 from .ci import artifact_paths
 from .escape import to_text as to_display
 from .github import in_github_actions
-from .verdicts import comparison_line, cost_line, replay_line, stability_line
+from .verdicts import comparison_line, cost_line, replay_line, run_verdict, stability_line
 
 WIDTH = 63
 PROGRESS_EVERY = 10.0   # seconds between `[Progress: …]` lines when not on a TTY
@@ -49,6 +49,7 @@ class ConsoleReporter(Reporter):
         self._last_progress = time.monotonic()
         self._live_shown = False
         self._not_run: dict[str, int] = {}
+        self._unchecked = 0
 
     def run_started(self, info: RunInfo) -> None:
         self._total = info.total
@@ -77,6 +78,7 @@ class ConsoleReporter(Reporter):
         self._running = max(0, self._running - 1)
         self._done += 1
         self._clear_live()
+        self._unchecked += unchecked(result)
         if not result.ran:      # counted, and said once in the summary rather than a line per case
             self._not_run[result.error or "not run"] = self._not_run.get(result.error or "not run", 0) + 1
         else:
@@ -110,6 +112,16 @@ class ConsoleReporter(Reporter):
         comparison = report.data.get("comparison")
         if comparison:
             self._line(f"  Baseline:  {comparison_line(comparison)}")
+            for entry in (comparison.get("regressions") or [])[:10]:
+                place = f" ({one_line(entry['file'], 120)}:{entry['line']})" \
+                    if entry.get("file") and entry.get("line") else ""
+                self._line(self._style(f"    ✗ regressed: {one_line(entry.get('id'), 80)}{place} "
+                                       f"{one_line(entry.get('was'), 20)} → {one_line(entry.get('status'), 20)}",
+                                       "red"))
+            more = len(comparison.get("regressions") or []) - 10
+            if more > 0:
+                self._line(self._style(f"    … and {more} more regressed (report.json: comparison.regressions)",
+                                       "red"))
         tokens = usage_line(report.usage.to_dict())
         if tokens:
             self._line(f"  Tokens:    {tokens}")
@@ -122,6 +134,9 @@ class ConsoleReporter(Reporter):
         if replay:
             changed = bool(replay.get("changed") or replay.get("could_not_tell"))
             self._line(self._style(f"  {'⚠' if changed else '○'} {replay_line(replay)}", "yellow", bold=changed))
+        if self._unchecked:
+            self._line(self._style(f"  ○ {plural(self._unchecked, 'case')} passed without checking anything "
+                                   "(no assertion)", "yellow"))
         for reason, count in self._not_run.items():
             self._line(self._style(f"  ○ {count} {'case' if count == 1 else 'cases'} {reason}", "yellow"))
         if report.interrupted:
@@ -135,12 +150,18 @@ class ConsoleReporter(Reporter):
             self._line(f"  Artifacts: {self._artifacts}")
         self._line()
         self._line("═" * WIDTH)
-        if report.interrupted:
+        verdict = run_verdict(report.data)
+        if verdict.state == "interrupted":
             self._line(self._style("  ⚠ INTERRUPTED: partial results", "yellow", bold=True))
-        elif no_case_ran(report.data) and run_ok(report.data):
+        elif verdict.state == "no_case_ran":
             self._line(self._style(f"  ○ NO TEST RAN: {plural(s.total, 'case')} skipped", "yellow", bold=True))
-        elif run_ok(report.data):
+        elif verdict.state == "passed":
             self._line(self._style("  ✨ ALL TESTS PASSED ✨", "green", bold=True))
+        elif verdict.state == "tolerated" and verdict.why != "--fail-on never":
+            self._line(self._style(f"  ✅ NO REGRESSIONS ({verdict.why})", "green", bold=True))
+        elif verdict.state == "tolerated":
+            self._line(self._style(f"  ⚠ {plural(verdict.failing, 'CASE', 'CASES')} DID NOT PASS ({verdict.why}: "
+                                   "the run does not fail)", "yellow", bold=True))
         else:
             self._line(self._style("  ❌ TESTS FAILED", "red", bold=True))
         self._line("═" * WIDTH)
@@ -163,12 +184,17 @@ class ConsoleReporter(Reporter):
             lines.append(f"  └─ {one_line(result.error, 300)}{where}")
         elif result.status == "skipped" and result.error:
             lines.append(f"  └─ {one_line(result.error, 200)}")
-        if self._verbose or (result.file is None and result.source is None and not dynamic):
+        direct = result.file is None and result.source is None
+        if self._verbose or (direct and not dynamic):
             if result.output is not None and not dynamic:
                 lines.append(f"  └─ Output: {one_line(to_display(result.output), 200 if self._verbose else 500)}")
             if self._verbose:
                 for verdict in result.assertions:
                     lines.extend(self._verdict_lines(verdict.to_dict(), "  │  "))
+        if unchecked(result):
+            lines.append(self._style("  └─ nothing was checked: " + (
+                "a direct message has no assertion (to test the reply, write the case in a suite file with "
+                "an `assert`)" if direct else "the case has no assertion and no `expected`"), "yellow"))
         return lines
 
     def _verdict_lines(self, verdict: dict[str, Any], indent: str) -> list[str]:
@@ -278,6 +304,11 @@ def _shown(path: Path, cwd: Path) -> str:
         return path.resolve().relative_to(cwd.resolve()).as_posix() or "."
     except ValueError:
         return str(path)
+
+
+def unchecked(result: CaseResult) -> bool:
+    """A case that passed with nothing to check: no assertion, no `expected`, no conversation."""
+    return result.status == "passed" and not result.assertions and (result.metadata or {}).get("mode") != "dynamic"
 
 
 def _runs_note(stability: dict[str, Any] | None) -> str:

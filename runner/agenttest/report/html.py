@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from ..analysis import pass_rate_text, run_ok
+from ..analysis import pass_rate_text
 from ..durations import format_elapsed
 from .escape import html_text, preview
 from .verdicts import (
@@ -20,8 +20,10 @@ from .verdicts import (
     checkpoint_rows,
     comparison_line,
     first_reason,
+    human_time,
     is_dynamic,
     is_failing,
+    run_verdict,
     stability_class_text,
     stability_line,
     stability_rows,
@@ -61,8 +63,13 @@ def _page(report: Mapping[str, Any]) -> Iterator[str]:
     metadata = report.get("metadata") or {}
     results = list(report.get("results") or [])
     failing = [r for r in results if is_failing(r)]
-    ok = run_ok(report)
-    title = f"agenttest: {'passed' if ok else 'failed'} ({summary.get('passed', 0)}/{summary.get('total', 0)})"
+    verdict = run_verdict(report)
+    icon, word = {"passed": ("✅", "passed"), "no_case_ran": ("⏭️", "no case ran"), "failed": ("❌", "failed"),
+                  "interrupted": ("⚠️", "interrupted")}.get(verdict.state, ("", ""))
+    if verdict.state == "tolerated":
+        icon, word = ("⚠️", f"failed ({verdict.why})") if verdict.why == "--fail-on never" else \
+            ("✅", f"no regressions ({verdict.why})")
+    title = f"agenttest: {word} ({summary.get('passed', 0)}/{summary.get('total', 0)})"
     yield "<!DOCTYPE html>"
     yield '<html lang="en">'
     yield "<head>"
@@ -72,14 +79,14 @@ def _page(report: Mapping[str, Any]) -> Iterator[str]:
     yield f"<style>{_STYLE}</style>"
     yield "</head>"
     yield "<body>"
-    yield f"<h1>{'✅' if ok else '❌'} {html_text(title)}</h1>"
+    yield f"<h1>{icon} {html_text(title)}</h1>"
     facts = [f"Agent <code>{html_text(summary.get('agent_id') or '?')}</code>"]
     if summary.get("connector"):
         facts.append(f"connector <code>{html_text(summary['connector'])}</code>")
     if metadata.get("input_file"):
         facts.append(f"input <code>{html_text(metadata['input_file'])}</code>")
     if metadata.get("started_at"):
-        facts.append(f"started {html_text(metadata['started_at'])}")
+        facts.append(f"started {html_text(human_time(str(metadata['started_at'])))}")
     if metadata.get("version"):
         facts.append(f"agenttest {html_text(metadata['version'])}")
     yield f'<p class="meta">{" · ".join(facts)}</p>'
@@ -223,7 +230,7 @@ def _chat(result: Mapping[str, Any]) -> Iterator[str]:
     if rows:
         yield "<table><tr><th></th><th>Checkpoint</th><th>Required</th><th>Reached at</th><th>Why not</th></tr>"
         for row in rows:
-            cells = checkpoint_cells(row, 1000)
+            cells = checkpoint_cells(row, 1000, rows)
             yield (f"<tr><td>{cells.mark}</td><td><code>{html_text(cells.id)}</code></td><td>{cells.required}</td>"
                    f"<td>{html_text(cells.reached)}</td><td>{html_text(cells.why)}</td></tr>")
         yield "</table>"

@@ -1,7 +1,7 @@
 """junit.xml: one <testsuite> per suite file, one <testcase> per case, for every CI system's test view.
 
 Conforms to the Jenkins xUnit plugin's `junit-10.xsd` with the optional testcase `file`/`line` attributes that
-annotation reporters read (`shared/data/junit-10-with-location.xsd`), the profile pytest's junitxml writes:
+annotation reporters read (`tests/report/data/junit-10-with-location.xsd`), the profile pytest's junitxml writes:
   <testsuites name tests failures errors time>
     <testsuite name=PATH tests failures errors skipped time timestamp hostname file=PATH>
       <properties> agenttest.version, agent, connector, runs, pass_rate </properties>   (the first suite only;

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..analysis import no_case_ran, pass_rate_text, run_ok
+from ..analysis import pass_rate_text
 from ..durations import format_elapsed
 from ..hints import plural
 from ..usage import usage_line
@@ -36,6 +36,7 @@ from .verdicts import (
     missing_checkpoints,
     never_ran,
     replay_line,
+    run_verdict,
     stability_class_text,
     stability_line,
     stability_rows,
@@ -178,14 +179,19 @@ def _header(report: Mapping[str, Any], links: SourceLinks) -> Iterator[str]:
     errors, timeouts, skipped = summary.get("errors", 0), summary.get("timeouts", 0), summary.get("skipped", 0)
     bad = [f"{n} {word}" for n, word in ((failed, "failed"), (errors, "errors" if errors != 1 else "error"),
                                          (timeouts, "timed out")) if n]
-    if report.get("interrupted"):
+    state = run_verdict(report)
+    if state.state == "interrupted":
         ran = sum(1 for result in results if not never_ran(result))
         icon, verdict = "⚠️", f"interrupted after {ran} of {plural(total, 'case')}"
-    elif not run_ok(report):
+    elif state.state == "tolerated" and state.why != "--fail-on never":
+        icon, verdict = "✅", f"no regressions ({state.why}) — {passed} of {total} passed"
+    elif state.state in ("failed", "tolerated"):
         budget = summary.get("budget") if isinstance(summary.get("budget"), Mapping) else {}
         icon, verdict = "❌", ", ".join(bad) or ("budget spent" if budget.get("spent") else "run error")
         verdict += f" — {passed} of {total} passed"
-    elif no_case_ran(report):
+        if state.state == "tolerated":
+            icon, verdict = "⚠️", f"{verdict} ({state.why}: the run does not fail)"
+    elif state.state == "no_case_ran":
         icon, verdict = "⏭️", "no case ran"
     else:
         icon, verdict = "✅", (f"all {passed} cases passed" if passed > 1 else "the one case passed") \
@@ -372,7 +378,7 @@ def _chat(result: Mapping[str, Any], chars: int) -> Iterator[str]:
         yield "| | Checkpoint | Required | Reached at | Why not |"
         yield "|---|---|---|---|---|"
         for row in rows:
-            cells = checkpoint_cells(row, 300)
+            cells = checkpoint_cells(row, 300, rows)
             yield (f"| {cells.mark} | {md_code(cells.id, in_table=True)} | {cells.required} | "
                    f"{md_text(cells.reached)} | {md_text(cells.why)} |")
         yield ""

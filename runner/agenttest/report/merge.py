@@ -238,6 +238,7 @@ def merge_command(paths: list[Path], output_dir: Path, baseline: Path | None, fa
     if refused:
         write_line(sys.stderr, f"Error: --output-dir {output_dir}: {refused}; agenttest will not write there")
         return EXIT_USAGE
+    merged["metadata"]["options"]["fail_on"] = fail_on      # the summary's verdict is the merge's
     links = SourceLinks.from_environment()
     step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
     report = MergedReport(merged)

@@ -11,13 +11,67 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
-from ..analysis import pass_rate_text
+from ..analysis import exit_code, failures_under_regression, no_case_ran, pass_rate_text, run_ok
+from ..hints import plural
 from ..usage import format_usd
 from .escape import one_line, preview, to_text
 
 FAILING = ("failed", "error", "timeout")
 STATUS_ICONS = {"passed": "✅", "failed": "❌", "error": "🔥", "timeout": "⏱️", "skipped": "⏭️"}
 PREVIEW_CHARS = 2000
+
+
+@dataclass(frozen=True)
+class RunVerdict:
+    """A finished run as every report states it — the console's banner, the summary's status line — so that they
+    agree with its exit code. `state`: `passed`, `no_case_ran`, `failed` (the run fails), `tolerated` (cases did
+    not pass, but `--fail-on` lets the run pass: `why` says how) or `interrupted`."""
+
+    state: str
+    failing: int = 0         # cases that failed, errored or timed out
+    why: str = ""
+
+
+def run_verdict(report: Mapping[str, Any]) -> RunVerdict:
+    """The verdict of a report.json dict, by the `fail_on` it was run (or merged) with."""
+    summary = report.get("summary") if isinstance(report.get("summary"), Mapping) else {}
+    failing = sum(int(summary.get(key) or 0) for key in ("failed", "errors", "timeouts"))
+    if report.get("interrupted"):
+        return RunVerdict("interrupted", failing)
+    if run_ok(report):
+        return RunVerdict("no_case_ran" if no_case_ran(report) else "passed")
+    options = (report.get("metadata") or {}).get("options") or {}
+    fail_on = options.get("fail_on", "failure") if isinstance(options, Mapping) else "failure"
+    comparison = report.get("comparison") if isinstance(report.get("comparison"), Mapping) else None
+    regressions = failures_under_regression(comparison)
+    budget = summary.get("budget") if isinstance(summary.get("budget"), Mapping) else {}
+    if exit_code(False, fail_on, regressions, spent=bool(budget.get("spent"))):
+        return RunVerdict("failed", failing)
+    if fail_on == "never":
+        return RunVerdict("tolerated", failing, "--fail-on never")
+    return RunVerdict("tolerated", failing, _not_regressions(report, comparison or {}, failing))
+
+
+def _not_regressions(report: Mapping[str, Any], comparison: Mapping[str, Any], failing: int) -> str:
+    """Why the failing cases of a run without regressions are none: `3 failing cases were already failing`, or
+    `3 failing cases: 2 already failing, 1 new`."""
+    def keys(entries: Any) -> set[tuple[str, str]]:
+        return {(str(e.get("file") or ""), str(e.get("id"))) for e in entries or [] if isinstance(e, Mapping)}
+
+    kinds = {"already failing": keys(comparison.get("still_failing")), "new": keys(comparison.get("new"))}
+    counts = dict.fromkeys([*kinds, "not compared"], 0)
+    for result in report.get("results") or []:
+        if isinstance(result, Mapping) and result.get("status") in FAILING:
+            key = (str(result.get("file") or ""), str(result.get("id")))
+            counts[next((kind for kind, found in kinds.items() if key in found), "not compared")] += 1
+    parts = [(count, kind) for kind, count in counts.items() if count]
+    if not failing:          # the run failed otherwise (an AfterAll hook): nothing to explain case by case
+        return "no case failed"
+    if len(parts) == 1:
+        count, kind = parts[0]
+        verb = ("was" if count == 1 else "were") if kind == "already failing" else ("is" if count == 1 else "are")
+        return f"{plural(failing, 'failing case')} {verb} {kind}"
+    return f"{plural(failing, 'failing case')}: " + ", ".join(f"{count} {kind}" for count, kind in parts)
 
 
 def human_time(stamp: str) -> str:
@@ -124,24 +178,41 @@ class CheckpointCells:
     why: str
 
 
-def checkpoint_cells(row: dict[str, Any], limit: int) -> CheckpointCells:
+def checkpoint_cells(row: dict[str, Any], limit: int, rows: list[dict[str, Any]]) -> CheckpointCells:
+    """One of the case's checkpoint `rows` as the tables show it."""
     reached = bool(row.get("reached"))
     required = row.get("required", True) is not False
     return CheckpointCells(mark="✅" if reached else ("❌" if required else "➖"), id=to_text(row.get("id")),
                            required="yes" if required else "no",
                            reached=f"turn {to_text(row.get('reached_at_turn'))}" if reached else "not reached",
-                           why="" if reached else preview(row.get("message") or "", limit))
+                           why="" if reached else preview(why_not_reached(row, rows), limit))
+
+
+def why_not_reached(row: dict[str, Any], rows: list[dict[str, Any]]) -> str:
+    """Why a checkpoint was not reached: its last check's failure, or — never checked — what it waited for: the
+    checkpoints of its `after` that were not reached, or a reply (the conversation ended before one)."""
+    if row.get("message"):
+        return str(row["message"])
+    if row.get("checked"):
+        return ""
+    reached = {str(other.get("id")) for other in rows if other.get("reached")}
+    waiting = [str(dep) for dep in row.get("after") or [] if str(dep) not in reached]
+    if waiting:
+        return f"never checked: it waits for {', '.join(waiting)} (after), not reached"
+    return "never checked: the conversation ended before a reply it could check"
 
 
 def checkpoint_lines(result: dict[str, Any], limit: int = 300) -> list[str]:
     """`✓ greets (turn 1)`, `✗ confirm: required, not reached — why`, `○ offer: optional, not reached`."""
     lines = []
-    for row in checkpoint_rows(result):
+    rows = checkpoint_rows(result)
+    for row in rows:
         name = one_line(row.get("id"), 120)
         if row.get("reached"):
             lines.append(f"✓ {name} (turn {row.get('reached_at_turn')})")
             continue
-        why = f" — {one_line(row['message'], limit)}" if row.get("message") else ""
+        why = why_not_reached(row, rows)
+        why = f" — {one_line(why, limit)}" if why else ""
         if row.get("required", True):
             lines.append(f"✗ {name}: required, not reached{why}")
         else:
