@@ -6,34 +6,17 @@ from __future__ import annotations
 import base64
 import json
 import urllib.parse
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from agenttest import secrets
 from agenttest.agents.replies import snippet
 from agenttest.bounds import DEPTH_MARKER, MAX_DEPTH, depth
 from agenttest.files import json_chunks, json_line, json_record, json_text
 from agenttest.report.escape import one_line, preview
-from agenttest.secrets import encoded_forms, mask, mask_head, register_secret, shorten
-
-
-@contextmanager
-def registry(*values: str) -> Iterator[None]:
-    """A registry holding only `values` for the block (the real one is process-wide)."""
-    saved = secrets._SECRETS, secrets._FORMS, secrets._JSON_FORMS, secrets._JSON_FORMS_UTF8, secrets._LONGEST
-    secrets._SECRETS, secrets._FORMS, secrets._JSON_FORMS, secrets._JSON_FORMS_UTF8, secrets._LONGEST = \
-        set(), (), (), (), 0
-    try:
-        for value in values:
-            register_secret(value)
-        yield
-    finally:
-        (secrets._SECRETS, secrets._FORMS, secrets._JSON_FORMS, secrets._JSON_FORMS_UTF8,
-         secrets._LONGEST) = saved
+from agenttest.secrets import encoded_forms, mask, mask_head, shorten
+from isolation import fresh_registries
 
 
 def test_forms_are_the_runners() -> None:
@@ -51,7 +34,7 @@ def test_every_form_is_masked_and_only_the_raw_value_is_announced(monkeypatch: p
                                                                  capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setenv("GITHUB_ACTIONS", "true")
     key = "sk-a/b+c=d\"e'f"
-    with registry(key):
+    with fresh_registries(key):
         assert capsys.readouterr().out == f"::add-mask::{key}\n"
         for text in (json.dumps({"k": key}), urllib.parse.quote(key, safe=""),
                      base64.b64encode(key.encode()).decode(), base64.b64encode(b"user:" + key.encode()).decode(),
@@ -61,16 +44,16 @@ def test_every_form_is_masked_and_only_the_raw_value_is_announced(monkeypatch: p
 
 
 def test_overlapping_secrets_are_masked_as_one() -> None:
-    with registry("abcdef", "defghi"):
+    with fresh_registries("abcdef", "defghi"):
         assert mask("x abcdefghi y") == "x *** y"
         assert mask("abcdef defghi") == "*** ***"
-    with registry("aaaa"):
+    with fresh_registries("aaaa"):
         assert mask("aaaaaaa!") == "***!"
 
 
 def test_a_head_never_ends_inside_a_secret() -> None:
     secret = "sk-" + "q" * 20
-    with registry(secret):
+    with fresh_registries(secret):
         text = (secret + " ") * 20 + "tail"
         for limit in range(0, 120):
             head, whole = mask_head(text, limit)
@@ -88,7 +71,7 @@ _FILLER = st.text(alphabet="·¦ \n", max_size=400)
 def test_no_cut_reveals_a_secret_less_one_character(secret: str, before: str, after: str, limit: int) -> None:
     assume(not set(secret) & set("·¦ \n"))
     text = f"{before}{secret}{after}"
-    with registry(secret):
+    with fresh_registries(secret):
         shown = [shorten(text, limit), snippet(text), one_line(text, max(limit, 2)), preview(text, limit),
                  mask_head(text, limit)[0][:limit], mask(text)[:limit]]
     for out in shown:
@@ -116,7 +99,7 @@ def test_artifacts_hold_no_secret_in_any_string_or_key(value: object, secret: st
     data = {"value": held, "other": value} if where == "value" else \
         {held: value} if where == "key" else {"items": [value, [held]]} if where == "list" else \
         {"results": [value, {held: [held]}], "summary": {held: value}}
-    with registry(secret):
+    with fresh_registries(secret):
         for text in (json_line(data), json_record(data), json_text(data), b"".join(json_chunks(data))):
             strings = _strings(json.loads(text))
             assert not [s for s in strings if secret in s]
@@ -125,7 +108,7 @@ def test_artifacts_hold_no_secret_in_any_string_or_key(value: object, secret: st
 
 @given(value=_JSON_VALUES)
 def test_artifacts_without_a_secret_are_the_data_as_written(value: object) -> None:
-    with registry("sk-never-in-there"):
+    with fresh_registries("sk-never-in-there"):
         assert json.loads(json_line({"v": value})) == {"v": value}
         assert json_record({"v": value}) == json_line({"v": value}).encode("utf-8")
         assert json.loads(json_text({"v": value})) == {"v": value}
@@ -159,7 +142,7 @@ def test_a_lone_surrogate_and_a_very_deep_value_still_make_strict_json() -> None
     deep: object = "bottom"
     for _ in range(3000):                # deeper than orjson writes: the json module and the depth cut take over
         deep = [deep]
-    with registry("sk-secret-value"):
+    with fresh_registries("sk-secret-value"):
         line = json_line({"s": "\ud800 sk-secret-value", "deep": deep})
     assert "\\ud800" in line and "sk-secret-value" not in line and "***" in line
     assert DEPTH_MARKER in line and depth(json.loads(line)) <= MAX_DEPTH + 1
