@@ -1,4 +1,4 @@
-"""What every test gets: process-wide registries of its own."""
+"""What every test gets: process-wide registries of its own, and name lookups that never leave the machine."""
 
 from __future__ import annotations
 
@@ -6,6 +6,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from agenttest.agents import transport
+from fakes.resolver import InvalidNamesResolver
 from isolation import fresh_registries
 
 
@@ -14,3 +16,9 @@ def fresh_process_registries() -> Iterator[None]:
     """No secret registered and no URL shown before the test, whatever ran before it in this process."""
     with fresh_registries():
         yield
+
+
+@pytest.fixture(autouse=True)
+def resolver_at_the_edge(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The agents' connection pools ask `InvalidNamesResolver`: a `.invalid` host is refused without DNS."""
+    monkeypatch.setattr(transport, "RESOLVER", InvalidNamesResolver)
