@@ -69,11 +69,12 @@ def _shell_command(flag: str) -> str:
     return command
 
 
-def _agent_project(root: Path, agent: str, *cases: dict[str, Any]) -> Path:
-    """A project whose agent is `agent` (the module agent.py) and whose suite is tests/agents/cases.jsonl."""
+def _agent_project(root: Path, agent: str, *cases: dict[str, Any], agent_id: str = "under-test") -> Path:
+    """A project whose agent `agent_id` is `agent` (the module agent.py) and whose suite is
+    tests/agents/cases.jsonl."""
     (root / "tests" / "agents").mkdir(parents=True)
-    (root / "agenttest.yaml").write_text("version: 1\ndefaults:\n  name: under-test\n"
-                                         "agents:\n  under-test: {provider: python, callable: 'agent:respond'}\n")
+    (root / "agenttest.yaml").write_text(f"version: 1\ndefaults:\n  name: {agent_id}\n"
+                                         f"agents:\n  {agent_id}: {{provider: python, callable: 'agent:respond'}}\n")
     (root / "agent.py").write_text(agent)
     (root / "tests" / "agents" / "cases.jsonl").write_text("".join(json.dumps(case) + "\n" for case in cases))
     return root
@@ -84,6 +85,20 @@ def _as_typed(command: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "AGENTTEST_"))}
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
     return subprocess.run(["sh", "-c", command], cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
+
+
+def test_an_agent_receives_the_request_the_readme_shows(tmp_path: Path) -> None:
+    documented = json.loads(next(block for block in _blocks("json") if block.startswith('{"agent":')))
+    context = documented["context"]
+    case = {"id": context["test_id"], "input": documented["messages"][0]["content"],
+            "options": documented["options"]}
+    dumping = "import json\ndef respond(request):\n    json.dump(request, open('request.json', 'w'))\n    return 'ok'\n"
+    project = _agent_project(tmp_path, dumping, case, agent_id=documented["agent"])
+    run = _as_typed("agenttest -i tests/agents/", project)
+    assert run.returncode == 0, run.stdout + run.stderr
+    received = json.loads((project / "request.json").read_text())
+    assert re.fullmatch(rf"test-{context['test_id']}-[0-9a-f]{{8}}", received["context"]["chat_id"])
+    assert received == {**documented, "context": {**context, "chat_id": received["context"]["chat_id"]}}
 
 
 # Wrong on the first `fails` calls of a case, right after: runs of one case may be called at the same time.

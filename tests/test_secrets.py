@@ -43,10 +43,11 @@ def test_every_form_is_masked_and_only_the_raw_value_is_announced(monkeypatch: p
             assert all(form not in mask(text) for form in encoded_forms(key)), text
 
 
-def test_overlapping_secrets_are_masked_as_one() -> None:
+def test_overlapping_and_touching_secrets_are_masked_as_one() -> None:
     with fresh_registries("abcdef", "defghi"):
         assert mask("x abcdefghi y") == "x *** y"
         assert mask("abcdef defghi") == "*** ***"
+        assert mask("x abcdefdefghi y") == "x *** y"              # one ends where the next begins: the runner's one
     with fresh_registries("aaaa"):
         assert mask("aaaaaaa!") == "***!"
 
