@@ -12,6 +12,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from agenttest.agents.settings import Price
 from agenttest.cases import load_suite
 from agenttest.cases.model import Case
 from agenttest.config import load_project
@@ -197,5 +198,5 @@ def test_the_budget_example_loads_with_its_prices(tmp_path: Path) -> None:
     path = tmp_path / "agenttest.yaml"
     path.write_text(config)
     project = load_project(path)
-    assert project.connectors["openai"].price is not None and project.connectors["openai"].price.output == 0.6
-    assert project.agents["assistants.local"].price is not None
+    assert project.connectors["openai"].price == Price(input=0.15, output=0.6)
+    assert project.agents["assistants.local"].price == Price(input=0, output=0)

@@ -13,6 +13,7 @@ from typing import Any
 import openai
 import pytest
 from aiohttp import web
+from pydantic import ValidationError
 
 from agenttest.agents.openai_chat import chat_messages
 from agenttest.agents.registry import ConnectorSettings
@@ -379,8 +380,9 @@ def test_settings_errors(tmp_path: Path) -> None:
         make_agent("openai", tmp_path, base_url="http://127.0.0.1:1/v1")
     with pytest.raises(ConfigError, match="base_url: 'ftp://x/v1' must be an absolute http"):
         make_agent("openai", tmp_path, base_url="ftp://x/v1", model="m")
-    with pytest.raises(Exception, match="temprature"):
+    with pytest.raises(ValidationError) as typo:
         make_agent("openai", tmp_path, model="m", temprature=0)
+    assert [(error["loc"], error["type"]) for error in typo.value.errors()] == [(("temprature",), "extra_forbidden")]
 
 
 def test_azure_style_base_url_keeps_its_query(tmp_path: Path) -> None:

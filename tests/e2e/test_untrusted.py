@@ -203,14 +203,17 @@ def test_a_suite_reads_no_file_outside_its_repository_nor_under_git(tmp_path: Pa
     errors = {r["id"]: r for r in run.report["results"] if r["status"] == "error"}
     refused = ("parent", "absolute", "device", "fifo", "git")
     assert {key: errors[key]["error_kind"] for key in refused} == dict.fromkeys(refused, "invalid")
-    assert "../../outside/s.json is outside the repository" in errors["parent"]["error"]
-    assert "is outside the repository" in errors["absolute"]["error"]
-    assert "../zero.json is outside the repository" in errors["device"]["error"]
-    assert "../tests-fifo.json is not a file" in errors["fifo"]["error"]
-    assert "file://../.git/config is inside .git/" in errors["git"]["error"]
+    schema = "invalid test case: assert: JSON schema file"
+    assert {key: errors[key]["error"] for key in refused} == {
+        "parent": f"{schema} ../../outside/s.json is outside the repository",
+        "absolute": f"{schema} {outside / 's.json'} is outside the repository",
+        "device": f"{schema} ../zero.json is outside the repository",
+        "fifo": f"{schema} ../tests-fifo.json is not a file",
+        "git": "invalid test case: input[0].content[1]: file://../.git/config is inside .git/, which a suite may not "
+               "read"}
     linked = [r for r in run.report["results"] if r.get("file") == "tests/linked.jsonl"]
     assert len(linked) == 1 and linked[0]["status"] == "error"
-    assert "suite file tests/linked.jsonl is outside the repository" in linked[0]["error"]
+    assert linked[0]["error"] == "invalid test case: suite file tests/linked.jsonl is outside the repository"
     assert run.result("fine")["status"] == "passed"
     everything = run.report_text or ""
     assert "OUTSIDE-SCHEMA" not in everything and "GIT-TOKEN" not in everything and "far" not in {
