@@ -16,7 +16,7 @@ from agenttest.agents.replies import snippet
 from agenttest.bounds import DEPTH_MARKER, MAX_DEPTH, depth
 from agenttest.files import json_chunks, json_line, json_record, json_text
 from agenttest.report.escape import one_line, preview
-from agenttest.secrets import encoded_forms, mask, mask_head, shorten
+from agenttest.secrets import appears_in_json, encoded_forms, mask, mask_head, shorten
 from isolation import fresh_registries
 
 
@@ -28,7 +28,30 @@ def test_forms_are_the_runners() -> None:
     assert set(encoded_forms(value)) == {
         value, 'ab\\"c/d-é', 'ab\\"c\\/d-é', 'ab\\"c/d-\\u00e9', 'ab\\"c\\/d-\\u00e9', "ab%22c%2Fd-%C3%A9",
         base64.b64encode(data).decode(), base64.b64encode(data[1:]).decode(), base64.b64encode(data[2:]).decode()}
-    assert base64.b64encode(b"ab").decode() in encoded_forms("ab")      # no more bytes than the shift: all of them
+    # No more bytes than the shift: all of them (never the empty string, which every text holds).
+    assert set(encoded_forms("ab")) == {"YWI=", "Yg==", "ab"}
+    forms = encoded_forms("sk-\ud800-x")                              # a lone surrogate is encoded as it stands
+    assert base64.b64encode("sk-\ud800-x".encode("utf-8", "surrogatepass")).decode() in forms
+    assert [len(form) for form in forms] == sorted(map(len, forms), reverse=True)     # longest first
+
+
+def test_a_secret_with_a_lone_surrogate_is_masked_in_text_and_in_json() -> None:
+    secret = "pass\ud800word"
+    with fresh_registries(secret):
+        assert mask(f"<{secret}>") == "<***>"
+        written = json.dumps({"k": secret}, ensure_ascii=False)         # as the artifacts write it
+        assert mask(written) == '{"k": "***"}'
+        assert appears_in_json(written) and appears_in_json(written.encode("utf-8", "surrogatepass"))
+
+
+def test_a_cut_never_ends_inside_the_longest_form_of_a_secret() -> None:
+    secret = "sk-" + "q" * 30
+    encoded = base64.b64encode(secret.encode()).decode()                # the longest form: longer than the secret
+    text = "x" * 50 + encoded + "y" * 200
+    with fresh_registries(secret):
+        for limit in range(0, 120):
+            head, _ = mask_head(text, limit)
+            assert not any(head.endswith(encoded[:n]) for n in range(4, len(encoded) + 1)), limit
 
 
 def test_every_form_is_masked_and_only_the_raw_value_is_announced(monkeypatch: pytest.MonkeyPatch,
