@@ -51,7 +51,18 @@ def test_a_cut_never_ends_inside_the_longest_form_of_a_secret() -> None:
     with fresh_registries(secret):
         for limit in range(0, 120):
             head, _ = mask_head(text, limit)
-            assert not any(head.endswith(encoded[:n]) for n in range(4, len(encoded) + 1)), limit
+            assert not any(head.endswith(encoded[:n]) for n in range(1, len(encoded) + 1)), limit
+
+
+def test_a_head_says_whether_it_is_the_whole_text_and_shorten_cuts_only_what_is_longer() -> None:
+    with fresh_registries("sk-" + "q" * 30):
+        for length in range(0, 150):
+            text = "x" * length
+            head, whole = mask_head(text, 40)
+            assert whole == (head == text) and text.startswith(head) and (whole or len(head) >= 40), length
+        assert shorten("x" * 5, 5) == "xxxxx" and shorten("abc", 10) == "abc"
+        assert shorten("x" * 10, 5) == "xxxxx…" and shorten("x" * 100, 5, "...") == "xxxxx..."
+        assert not appears_in_json('{"k": "nothing to hide"}') and not appears_in_json(b'{"k": "nothing"}')
 
 
 def test_every_form_is_masked_and_only_the_raw_value_is_announced(monkeypatch: pytest.MonkeyPatch,
