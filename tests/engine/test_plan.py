@@ -35,6 +35,9 @@ def test_an_entry_is_known_by_its_file_and_id_or_its_line(tmp_path: Path) -> Non
     assert isinstance(case, Case) and isinstance(broken, InvalidCase)
     assert entry_key(case) == ("s.jsonl", "a")
     assert entry_key(broken) == ("s.jsonl", "line 2")
+    assert entry_key(InvalidCase(message="m", source="agents:gen?count=2", id="gen-1")) == ("agents:gen?count=2",
+                                                                                           "gen-1")
+    assert entry_key(InvalidCase(message="m", line=1)) == ("", "line 1")         # a message given on the command line
 
 
 def test_shards_cover_every_case_once_differ_by_at_most_one_and_follow_the_keys(tmp_path: Path) -> None:
@@ -47,6 +50,10 @@ def test_shards_cover_every_case_once_differ_by_at_most_one_and_follow_the_keys(
     assert [sorted(reordered[p].id for p in shard(reordered, k, 4)) for k in range(1, 5)] == \
         [sorted(suite[p].id for p in part) for part in parts]                 # by key, not by position
     assert shard(suite, 1, 1) == list(range(23)) and shard([], 1, 3) == []
+    for count in range(1, 24):
+        for total in (2, 3, 4, 7):
+            sizes = [len(shard(suite[:count], k, total)) for k in range(1, total + 1)]
+            assert sum(sizes) == count and max(sizes) - min(sizes) <= 1, (count, total, sizes)
 
 
 def test_the_digest_is_the_selection_whatever_its_order(tmp_path: Path) -> None:
