@@ -75,6 +75,9 @@ def test_a_case_that_passed_in_the_baseline_and_does_not_now_is_a_regression(sta
     assert ([e["id"] for e in better["fixes"]], better["regressions"], better["still_failing"]) == (["a"], [], [])
     same = compare(report(result("a", status)), report(result("a", "error")), path="b.json")
     assert ([e["id"] for e in same["still_failing"]], same["regressions"], same["fixes"]) == (["a"], [], [])
+    for now, then in (("skipped", status), (status, "skipped"), ("skipped", "passed")):   # nothing to compare
+        skipped = compare(report(result("a", now)), report(result("a", then)), path="b.json")
+        assert (skipped["regressions"], skipped["fixes"], skipped["still_failing"]) == ([], [], [])
 
 
 def test_a_duplicate_id_in_a_baseline_is_the_first_of_them() -> None:
