@@ -102,6 +102,17 @@ def test_a_module_that_exits_on_import_is_a_config_error(tmp_path: Path) -> None
         make_agent("python", tmp_path, callable="argparse_agent:respond")
 
 
+@pytest.fixture
+def imported_here(tmp_path: Path) -> Iterator[None]:
+    """The agent modules a test imports from its directory, into the process-wide sys.modules, are forgotten
+    after it: run again in the same process, it would find them imported already."""
+    yield
+    for name, module in list(sys.modules.items()):
+        if Path(getattr(module, "__file__", None) or "/").is_relative_to(tmp_path):
+            del sys.modules[name]
+
+
+@pytest.mark.usefixtures("imported_here")
 def test_a_module_named_like_one_imported_before_says_which_file_was_imported(tmp_path: Path) -> None:
     (tmp_path / "types.py").write_text("def respond(request):\n    return 'mine'\n")
     with pytest.raises(ConfigError, match=r"'types' is imported from .*/types.py, not .*/types.py: a module "
