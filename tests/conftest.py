@@ -1,9 +1,29 @@
-"""Every test's runs keep the user's cache (the helper cache and its key) in a directory of their own: a judge's
-reply cached by one test must not answer another, nor any run on the machine outside the tests."""
+"""What every test gets: process-wide registries of its own, name lookups that never leave the machine, and a user
+cache of its own (the helper cache and its key: a judge's reply cached by one test must not answer another, nor any
+run on the machine outside the tests)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
+
+from agenttest.agents import transport
+from fakes.resolver import InvalidNamesResolver
+from isolation import fresh_registries
+
+
+@pytest.fixture(autouse=True)
+def fresh_process_registries() -> Iterator[None]:
+    """No secret registered and no URL shown before the test, whatever ran before it in this process."""
+    with fresh_registries():
+        yield
+
+
+@pytest.fixture(autouse=True)
+def resolver_at_the_edge(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The agents' connection pools ask `InvalidNamesResolver`: a `.invalid` host is refused without DNS."""
+    monkeypatch.setattr(transport, "RESOLVER", InvalidNamesResolver)
 
 
 @pytest.fixture(autouse=True)

@@ -51,12 +51,33 @@ def test_a_flaky_case_below_the_minimum_pass_rate_fails_with_the_figures() -> No
     assert verdict.stability is not None and verdict.stability["flaky"] is True
 
 
+def test_pass_at_k_leaves_runs_that_failed_outside_the_agent_out_of_n() -> None:
+    row = case_verdict([run(), run("error", kind="infra"), run(), run()]).stability
+    assert row is not None
+    at, hat = pass_at_k([row], 4)
+    # Three counted runs, all passed: as if the case had run three times (no k = 4 without four counted runs).
+    assert at == hat == {"1": 1.0, "2": 1.0, "3": 1.0}
+
+
 def result(case_id: str, status: str, file: str = "s.jsonl", **extra: Any) -> dict[str, Any]:
     return {"id": case_id, "status": status, "file": file, "line": 1, **extra}
 
 
 def report(*results: dict[str, Any], **summary: Any) -> dict[str, Any]:
     return {"results": list(results), "summary": summary, "metadata": {"started_at": "t", "version": "0"}}
+
+
+@pytest.mark.parametrize("status", ["failed", "error", "timeout"])
+def test_a_case_that_passed_in_the_baseline_and_does_not_now_is_a_regression(status: str) -> None:
+    worse = compare(report(result("a", status)), report(result("a", "passed")), path="b.json")
+    assert ([e["id"] for e in worse["regressions"]], worse["fixes"], worse["still_failing"]) == (["a"], [], [])
+    better = compare(report(result("a", "passed")), report(result("a", status)), path="b.json")
+    assert ([e["id"] for e in better["fixes"]], better["regressions"], better["still_failing"]) == (["a"], [], [])
+    same = compare(report(result("a", status)), report(result("a", "error")), path="b.json")
+    assert ([e["id"] for e in same["still_failing"]], same["regressions"], same["fixes"]) == (["a"], [], [])
+    for now, then in (("skipped", status), (status, "skipped"), ("skipped", "passed")):   # nothing to compare
+        skipped = compare(report(result("a", now)), report(result("a", then)), path="b.json")
+        assert (skipped["regressions"], skipped["fixes"], skipped["still_failing"]) == ([], [], [])
 
 
 def test_a_duplicate_id_in_a_baseline_is_the_first_of_them() -> None:

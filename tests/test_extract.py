@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import pytest
@@ -105,12 +104,10 @@ def test_yao_verified_json_path_documents() -> None:
         "action": "init", "config": {"default_currency": "USD"}}
 
 
-def test_alias_bomb_is_refused_quickly() -> None:
+def test_alias_bomb_is_refused() -> None:
     lines = ['a: &a ["x", "x", "x", "x", "x", "x", "x", "x", "x", "x"]']
     lines += [f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join(['*' + chr(97 + i)] * 10)}]" for i in range(8)]
-    start = time.perf_counter()
-    assert extract_json("\n".join(lines)) is None
-    assert time.perf_counter() - start < 2
+    assert extract_json("\n".join(lines)) is None      # expanding its 10⁹ strings would not end
 
 
 _FRAGMENTS = st.sampled_from([

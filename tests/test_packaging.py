@@ -11,13 +11,18 @@ import sysconfig
 import zipfile
 from pathlib import Path
 
+from installs import checkout, offline_env
+
 REPO = Path(__file__).resolve().parents[1]
 
 
 def test_the_wheel_carries_the_prompts_and_runs_agent_driven_suites(tmp_path: Path) -> None:
     wheels, target = tmp_path / "wheels", tmp_path / "site"
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--wheel-dir", str(wheels), str(REPO)],
-                   check=True, capture_output=True, timeout=300)
+    # Offline, and nothing written into the checkout: the build runs in a copy, with this environment's setuptools
+    # (build isolation would fetch one from the package index).
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-index", "--no-deps", "--no-build-isolation",
+                    "--wheel-dir", str(wheels), str(checkout(tmp_path / "src"))],
+                   env=offline_env(), check=True, capture_output=True, timeout=300)
     [wheel] = wheels.glob("*.whl")
     names = zipfile.ZipFile(wheel).namelist()
     # `agenttest` on PyPI is an unrelated project: the distribution is agenttest-ci, the command and the import
@@ -34,7 +39,8 @@ def test_the_wheel_carries_the_prompts_and_runs_agent_driven_suites(tmp_path: Pa
     entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
     assert "[pytest11]\nagenttest = agenttest.pytest_plugin" in zipfile.ZipFile(wheel).read(entry_points).decode()
     assert "[console_scripts]\nagenttest = agenttest.cli:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target), str(wheel)],
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-index", "--no-deps", "--target", str(target),
+                    str(wheel)],
                    check=True, capture_output=True, timeout=300)
     # `-S` keeps the development checkout's editable install out; the dependencies come from this environment.
     env = {**{k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "AGENTTEST_"))},

@@ -64,6 +64,10 @@ async def _echo(request: web.Request, body: Any) -> web.StreamResponse:
                               "usage": {"prompt_tokens": 3, "completion_tokens": 2}})
 
 
+# The users' pytest runs in a process of its own (`runpytest_subprocess`): in-process, pytester drops the modules
+# the inner run imported (jsonpath_ng's parser among them) while agenttest's, imported by tests/conftest.py, stay
+# and keep references to them — a later test in the same worker then failed with KeyError 'jsonpath_ng.ext.parser'.
+
 # pytest-asyncio asks every project to choose; the users' projects will have their own.
 INI = "[pytest]\nasyncio_default_fixture_loop_scope = function\n"
 
@@ -124,7 +128,7 @@ def test_sync_tests_call_agents_and_judge_them(project: pytest.Pytester, agent_s
         def test_unknown_agent(agent):
             agent("assistants.ecko")
         """)
-    result = project.runpytest("--junitxml=junit.xml")
+    result = project.runpytest_subprocess("--junitxml=junit.xml")
     result.assert_outcomes(passed=3, failed=4)
     output = result.stdout.str()
     result.stdout.fnmatch_lines([
@@ -191,7 +195,7 @@ def test_async_tests_await_the_agent_and_the_judge(project: pytest.Pytester) -> 
         def test_sync_after_async(agent):
             assert agent().call("again").content == "echo: again"
         """)
-    result = project.runpytest()
+    result = project.runpytest_subprocess()
     result.assert_outcomes(passed=5, failed=1)
     result.stdout.fnmatch_lines(["E*judge workers.test.validator: the reply does not mention 'invoice' "
                                  "(score 0 < threshold 0.5)", "E*- mention 'invoice'"])
@@ -222,7 +226,7 @@ def test_a_missing_config_is_one_clear_error(pytester: pytest.Pytester, monkeypa
         def test_needs_no_agent():
             pass
         """)
-    result = pytester.runpytest()
+    result = pytester.runpytest_subprocess()
     result.assert_outcomes(passed=1, errors=1)
     result.stdout.fnmatch_lines(["*no agenttest.yaml found (looked in * and upward; *`agenttest init` writes one"])
     assert "pytest_plugin.py" not in result.stdout.str()
@@ -239,7 +243,7 @@ def test_the_config_option_and_a_config_mistake(pytester: pytest.Pytester) -> No
         def test_x(agenttest_config):
             pass
         """)
-    result = pytester.runpytest("--agenttest-config", "broken.yaml")
+    result = pytester.runpytest_subprocess("--agenttest-config", "broken.yaml")
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(["*broken.yaml: agents.a.ulr: unknown key (did you mean 'url'?)*"])
 

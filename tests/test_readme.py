@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
+from typing import Any
 
+from agenttest.agents.settings import Price
 from agenttest.cases import load_suite
 from agenttest.cases.model import Case
 from agenttest.config import load_project
+from installs import checkout, offline_env
 
 REPO = Path(__file__).resolve().parents[1]
 README = (REPO / "README.md").read_text()
@@ -37,11 +42,118 @@ def test_the_case_examples_load(tmp_path: Path) -> None:
     assert [e.id for e in entries] == ["greeting", "asks-for-details", "confirm"]
 
 
-def test_the_quick_start_commands_are_the_ones_ci_runs() -> None:
-    commands = _blocks("sh")[:2]
-    assert commands[0].strip() == ("python3 -m venv .venv && .venv/bin/pip install . && "
-                                   ".venv/bin/agenttest -i examples/expense/tests/expense.jsonl")
-    assert commands[1].strip() in (REPO / ".ci" / "run").read_text()
+def test_the_quick_start_first_command_installs_agenttest_and_runs_the_example(tmp_path: Path) -> None:
+    command = _blocks("sh")[0].strip()
+    assert command.startswith("python3 -m venv .venv && .venv/bin/pip install . && ")
+    clone = checkout(tmp_path / "clone", "examples")
+    proc = subprocess.run(["sh", "-c", command], cwd=clone, env=offline_env(), capture_output=True, text=True,
+                          timeout=600)
+    assert proc.returncode == 1, proc.stdout + proc.stderr       # one of the nine cases fails on purpose
+    report = json.loads((clone / "agenttest-results" / "report.json").read_text())
+    assert Counter(r["status"] for r in report["results"]) == {"passed": 7, "failed": 1, "skipped": 1}
+    python = str(clone / ".venv" / "bin" / "python")
+    installed = subprocess.run([python, "-c", "import agenttest; print(agenttest.__file__)"], cwd=clone,
+                               env=offline_env(), capture_output=True, text=True, check=True)
+    assert Path(installed.stdout.strip()).is_relative_to(clone / ".venv")      # the copy pip installed, not this one
+
+
+def test_ci_runs_the_readmes_test_command_with_no_network() -> None:
+    install, _, tests = _blocks("sh")[1].strip().rpartition(" && ")
+    assert tests == ".venv/bin/pytest"
+    ci = (REPO / ".ci" / "run").read_text().splitlines()
+    assert ci.index(install) < ci.index(f"unshare --net sh -c 'ip link set lo up && exec {tests}'")
+
+
+def _shell_command(flag: str) -> str:
+    """The README's one `sh` example using `flag`."""
+    [command] = [block.strip() for block in _blocks("sh") if f" {flag} " in block]
+    return command
+
+
+def _agent_project(root: Path, agent: str, *cases: dict[str, Any], agent_id: str = "under-test") -> Path:
+    """A project whose agent `agent_id` is `agent` (the module agent.py) and whose suite is
+    tests/agents/cases.jsonl."""
+    (root / "tests" / "agents").mkdir(parents=True)
+    (root / "agenttest.yaml").write_text(f"version: 1\ndefaults:\n  name: {agent_id}\n"
+                                         f"agents:\n  {agent_id}: {{provider: python, callable: 'agent:respond'}}\n")
+    (root / "agent.py").write_text(agent)
+    (root / "tests" / "agents" / "cases.jsonl").write_text("".join(json.dumps(case) + "\n" for case in cases))
+    return root
+
+
+def _as_typed(command: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """`command` run by a shell with this environment's `agenttest` on PATH, as a user types it."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "AGENTTEST_"))}
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    return subprocess.run(["sh", "-c", command], cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
+
+
+def test_an_agent_receives_the_request_the_readme_shows(tmp_path: Path) -> None:
+    documented = json.loads(next(block for block in _blocks("json") if block.startswith('{"agent":')))
+    context = documented["context"]
+    case = {"id": context["test_id"], "input": documented["messages"][0]["content"],
+            "options": documented["options"]}
+    dumping = "import json\ndef respond(request):\n    json.dump(request, open('request.json', 'w'))\n    return 'ok'\n"
+    project = _agent_project(tmp_path, dumping, case, agent_id=documented["agent"])
+    run = _as_typed("agenttest -i tests/agents/", project)
+    assert run.returncode == 0, run.stdout + run.stderr
+    received = json.loads((project / "request.json").read_text())
+    assert re.fullmatch(rf"test-{context['test_id']}-[0-9a-f]{{8}}", received["context"]["chat_id"])
+    assert received == {**documented, "context": {**context, "chat_id": received["context"]["chat_id"]}}
+
+
+# Wrong on the first `fails` calls of a case, right after: runs of one case may be called at the same time.
+FLAKY_AGENT = """
+import collections, threading
+calls, lock = collections.Counter(), threading.Lock()
+def respond(request):
+    case = request["context"]["test_id"]
+    with lock:
+        calls[case] += 1
+        call = calls[case]
+    return "wrong" if call <= {"once-in-five": 1, "twice-in-five": 2}[case] else "right"
+"""
+
+
+def test_the_runs_command_passes_a_case_whose_pass_rate_reaches_the_minimum(tmp_path: Path) -> None:
+    command = _shell_command("--runs")
+    assert command == "agenttest -i tests/agents/ --runs 5 --min-pass-rate 80"
+    right = {"type": "equals", "value": "right"}
+    project = _agent_project(tmp_path, FLAKY_AGENT, {"id": "once-in-five", "input": "x", "assert": right},
+                             {"id": "twice-in-five", "input": "x", "assert": right})
+    run = _as_typed(command, project)
+    assert run.returncode == 1, run.stdout + run.stderr
+    report = json.loads((project / "agenttest-results" / "report.json").read_text())
+    assert [(r["id"], r["status"], len(r["runs"])) for r in report["results"]] == [
+        ("once-in-five", "passed", 5), ("twice-in-five", "failed", 5)]
+    assert [(s["passed"], s["pass_rate"], s["flaky"]) for s in report["stability_results"]] == [
+        (4, 80.0, True), (3, 60.0, True)]
+
+
+# Writes a line to calls.txt for each call it answers itself.
+NOTED_AGENT = """
+def respond(request):
+    with open("calls.txt", "a") as calls:
+        calls.write(request["context"]["test_id"] + "\\n")
+    return "echo: " + request["messages"][-1]["content"]
+"""
+
+
+def test_the_record_command_writes_cassettes_for_git_that_a_replay_answers_from(tmp_path: Path) -> None:
+    command = _shell_command("--record")
+    assert command == "agenttest -i tests/agents/ --record tests/cassettes && git add tests/cassettes"
+    project = _agent_project(tmp_path, NOTED_AGENT, {"id": "hello", "input": "hello", "assert": {
+        "type": "equals", "value": "echo: hello"}})
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    recorded = _as_typed(command, project)
+    assert recorded.returncode == 0, recorded.stdout + recorded.stderr
+    staged = subprocess.run(["git", "diff", "--cached", "--name-only"], cwd=project, capture_output=True, text=True,
+                            check=True).stdout.split()
+    assert staged == ["tests/cassettes/tests/agents/cases.jsonl.json"]
+    assert (project / "calls.txt").read_text() == "hello\n"
+    replayed = _as_typed("agenttest -i tests/agents/ --replay tests/cassettes", project)
+    assert replayed.returncode == 0, replayed.stdout + replayed.stderr
+    assert (project / "calls.txt").read_text() == "hello\n"               # answered from the cassette
 
 
 def test_the_case_examples_pass_against_the_example_agent(tmp_path: Path) -> None:
@@ -86,8 +198,8 @@ def test_the_budget_example_loads_with_its_prices(tmp_path: Path) -> None:
     path = tmp_path / "agenttest.yaml"
     path.write_text(config)
     project = load_project(path)
-    assert project.connectors["openai"].price is not None and project.connectors["openai"].price.output == 0.6
-    assert project.agents["assistants.local"].price is not None
+    assert project.connectors["openai"].price == Price(input=0.15, output=0.6)
+    assert project.agents["assistants.local"].price == Price(input=0, output=0)
 
 
 def test_the_generator_script_example_writes_cases_that_run(tmp_path: Path) -> None:

@@ -80,32 +80,11 @@ class Step:
         return next(self.file_commands.glob("step_summary_*")).read_text()
 
 
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    root = tmp_path / "workspace"
-    (root / ".git").mkdir(parents=True)
-    (root / "agenttest.yaml").write_text(textwrap.dedent("""
-        version: 1
-        defaults:
-          name: echo
-        agents:
-          echo:
-            provider: python
-            callable: echo_agent:respond
-        """))
-    (root / "echo_agent.py").write_text("def respond(request):\n"
-                                        "    return 'echo: ' + request['messages'][-1]['content']\n")
-    cases = [{"id": "pass", "input": "hi", "assert": {"type": "contains", "value": "echo: hi"}},
-             {"id": "fail", "input": "hi", "assert": {"type": "contains", "value": "::error::nope"}}]
-    (root / "evals").mkdir()
-    (root / "evals" / "suite.jsonl").write_text("".join(json.dumps(c) + "\n" for c in cases))
-    return root
-
-
-def run_action(workspace: Path, inputs: dict[str, str], env: dict[str, str] | None = None) -> Step:
+def run_action(workspace: Path, inputs: dict[str, str], env: dict[str, str] | None = None,
+               command: list[str] | None = None) -> Step:
     """The container's view: every declared input as INPUT_<NAME> (defaults merged, unset ones empty), the
     file-command files created empty per step, the github context as env, cwd = the workspace, owned by the
-    runner user."""
+    runner user. `command` runs instead of the image's entrypoint (`agenttest action`)."""
     temp = workspace.parent
     file_commands = temp / "_runner_file_commands"
     file_commands.mkdir(exist_ok=True)
@@ -134,7 +113,7 @@ def run_action(workspace: Path, inputs: dict[str, str], env: dict[str, str] | No
     if os.geteuid() == 0:
         for path in [workspace, *workspace.rglob("*")]:
             os.chown(path, OWNER_UID, OWNER_UID)
-    proc = subprocess.run([sys.executable, "-m", "agenttest", "action"], cwd=workspace, env=full_env,
+    proc = subprocess.run(command or [sys.executable, "-m", "agenttest", "action"], cwd=workspace, env=full_env,
                           capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
     return Step(proc.returncode, proc.stdout, proc.stderr, workspace, file_commands)
 

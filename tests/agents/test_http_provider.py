@@ -230,7 +230,8 @@ def test_connection_refused_and_dns_are_infra(tmp_path: Path) -> None:
     with pytest.raises(AgentCallError) as unknown:
         call_one(make_agent("http", tmp_path, url="http://agenttest-no-such-host.invalid:8080/chat"))
     assert unknown.value.kind == "infra"
-    assert "cannot resolve host 'agenttest-no-such-host.invalid' (DNS)" in unknown.value.message
+    assert unknown.value.message == ("cannot resolve host 'agenttest-no-such-host.invalid' (DNS) for "
+                                     "http://agenttest-no-such-host.invalid:8080/chat: Name or service not known")
 
 
 @pytest.mark.parametrize(("settings", "message"), [

@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import sys
 import textwrap
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -14,11 +13,12 @@ from typing import Any
 import pytest
 
 from agenttest.errors import AgentCallError, ConfigError
+from fakes import gate
 
 from .helpers import call_one, make_agent, request
 
 AGENT = '''
-import asyncio, sys, threading, time
+import asyncio, sys, threading, fakes.gate
 
 def sync_reply(request):
     return {"content": request["messages"][-1]["content"], "data": threading.current_thread().name}
@@ -45,9 +45,8 @@ def raises(request):
 def forgets_to_return(request):
     request["messages"]
 
-def sleeps(request):
-    time.sleep(2)
-    return "late"
+def blocks(request):
+    return fakes.gate.current.wait()
 '''
 
 
@@ -85,16 +84,16 @@ def test_whatever_the_agent_raises_is_an_agent_error_naming_the_line(agent: Make
     assert (caught.value.message, caught.value.kind) == (message.format(file=file), "agent")
 
 
-def test_a_slow_sync_agent_is_stopped_by_the_timeout(agent: Make) -> None:
-    slow = agent("sleeps")
+def test_a_blocking_sync_agent_is_abandoned_at_the_timeout(agent: Make) -> None:
+    blocking = agent("blocks")
 
-    async def main() -> float:
-        started = time.monotonic()
-        with pytest.raises(asyncio.TimeoutError):
-            await asyncio.wait_for(slow.call(request()), 0.2)
-        return time.monotonic() - started
+    async def main() -> None:
+        with pytest.raises(asyncio.TimeoutError):     # only the timeout can end the wait: the agent never returns
+            await asyncio.wait_for(blocking.call(request()), 0.2)
 
-    assert asyncio.run(main()) < 1.0
+    with gate.closed() as blocked:
+        asyncio.run(main())
+        assert blocked.reached.wait(30)               # it was called, and is still blocked
 
 
 def test_a_module_that_exits_on_import_is_a_config_error(tmp_path: Path) -> None:
@@ -103,6 +102,17 @@ def test_a_module_that_exits_on_import_is_a_config_error(tmp_path: Path) -> None
         make_agent("python", tmp_path, callable="argparse_agent:respond")
 
 
+@pytest.fixture
+def imported_here(tmp_path: Path) -> Iterator[None]:
+    """The agent modules a test imports from its directory, into the process-wide sys.modules, are forgotten
+    after it: run again in the same process, it would find them imported already."""
+    yield
+    for name, module in list(sys.modules.items()):
+        if Path(getattr(module, "__file__", None) or "/").is_relative_to(tmp_path):
+            del sys.modules[name]
+
+
+@pytest.mark.usefixtures("imported_here")
 def test_a_module_named_like_one_imported_before_says_which_file_was_imported(tmp_path: Path) -> None:
     (tmp_path / "types.py").write_text("def respond(request):\n    return 'mine'\n")
     with pytest.raises(ConfigError, match=r"'types' is imported from .*/types.py, not .*/types.py: a module "

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import textwrap
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -14,11 +13,12 @@ import pytest
 from agenttest.agents.base import AgentResponse, ToolExecution
 from agenttest.assertions import AssertionResult, AssertionSpec, EvalContext, evaluate_all, prepare_assertion
 from agenttest.errors import SuiteError
+from fakes import gate
 
 Check = Callable[..., AssertionResult]
 
 CHECKS = '''
-import json, sys, threading, time
+import json, sys, threading, fakes.gate
 
 def is_polite(output):
     return "please" in output
@@ -53,9 +53,8 @@ def exits(output):
 def thread_name(output):
     return {"pass": True, "message": threading.current_thread().name}
 
-def sleeps(output):
-    time.sleep(2)
-    return True
+def blocks(output):
+    return fakes.gate.current.wait()
 
 NOT_CALLABLE = 3
 '''
@@ -126,17 +125,17 @@ def test_a_sync_script_runs_in_its_own_thread(check: Check, suite_dir: Path) -> 
     assert run(check, suite_dir, "checks.thread_name").message.startswith("agenttest-")
 
 
-def test_a_slow_sync_script_does_not_block_the_loop_and_is_stopped_by_a_timeout(suite_dir: Path) -> None:
-    spec = AssertionSpec(type="script", script="checks.sleeps", base_dir=suite_dir)
+def test_a_blocking_sync_script_does_not_block_the_loop_and_is_abandoned_at_the_timeout(suite_dir: Path) -> None:
+    spec = AssertionSpec(type="script", script="checks.blocks", base_dir=suite_dir)
     prepare_assertion(spec)
 
-    async def main() -> float:
-        started = time.monotonic()
-        with pytest.raises(asyncio.TimeoutError):
+    async def main() -> None:
+        with pytest.raises(asyncio.TimeoutError):     # only the timeout can end the wait: the script never returns
             await asyncio.wait_for(evaluate_all([spec], EvalContext(AgentResponse(content="ok"))), 0.2)
-        return time.monotonic() - started
 
-    assert asyncio.run(main()) < 1.0
+    with gate.closed() as blocked:
+        asyncio.run(main())
+        assert blocked.reached.wait(30)               # it was called, and is still blocked
 
 
 def test_negate(check: Check, suite_dir: Path) -> None:

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import ctypes
+import json
 import os
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -182,14 +186,29 @@ def test_utf16_file_is_one_invalid_case(load_text: LoadText) -> None:
     assert (entry.message, entry.line) == ("invalid test case: the file is UTF-16 encoded; save it as UTF-8", 1)
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root reads unreadable files")
-def test_unreadable_file_is_one_invalid_case_and_the_rest_still_loads(repo: Path, load: Load) -> None:
+def _without_root_file_access() -> None:
+    """In a child about to run Python: drop the capabilities by which root reads any file whatever its mode
+    (CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH), as every machine here runs the tests as root."""
+    if os.geteuid() != 0:
+        return
+    libc = ctypes.CDLL(None, use_errno=True)
+    for capability in (1, 2):
+        if libc.prctl(24, capability, 0, 0, 0) != 0:      # PR_CAPBSET_DROP
+            raise OSError(ctypes.get_errno(), "prctl(PR_CAPBSET_DROP)")
+
+
+def test_unreadable_file_is_one_invalid_case_and_the_rest_still_loads(repo: Path) -> None:
     write(repo / "locked.jsonl", '{"id": "A", "input": "x"}\n').chmod(0)
     write(repo / "ok.jsonl", '{"id": "B", "input": "x"}\n')
-    locked, ok = load("locked.jsonl", "ok.jsonl").entries
-    assert (locked.message, locked.file, locked.line) == (
-        "invalid test case: cannot read suite file: Permission denied", "locked.jsonl", 1)
-    assert isinstance(ok, Case)
+    script = ("import json, pathlib\n"
+              "from agenttest.cases import Case, load_suite\n"
+              "locked, ok = load_suite(['locked.jsonl', 'ok.jsonl'], cwd=pathlib.Path.cwd(),\n"
+              "                        repo_root=pathlib.Path.cwd()).entries\n"
+              "print(json.dumps([locked.message, locked.file, locked.line, isinstance(ok, Case)]))\n")
+    loaded = subprocess.run([sys.executable, "-c", script], cwd=repo, preexec_fn=_without_root_file_access,
+                            capture_output=True, text=True, check=True)
+    assert json.loads(loaded.stdout) == [
+        "invalid test case: cannot read suite file: Permission denied", "locked.jsonl", 1, True]
 
 
 def test_broken_symlink_in_a_directory_is_one_invalid_case(repo: Path, load: Load) -> None:

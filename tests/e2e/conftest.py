@@ -65,35 +65,30 @@ def run_cli(*args: str, cwd: Path, env: dict[str, str] | None = None, timeout: f
     return _finished(proc.returncode, proc.stdout, proc.stderr, cwd)
 
 
-@dataclass
-class Interrupted:
-    """A run stopped by a signal: how it ended, and how long it took to exit once signalled."""
-
-    run: Run
-    seconds: float
-
-
 def interrupt_cli(*args: str, cwd: Path, ready: Callable[[], bool], signum: int = signal.SIGTERM,
-                  env: dict[str, str] | None = None, settle: float = 0.0, wait: float = 20,
-                  timeout: float = 20) -> Interrupted:
-    """Start the CLI, wait (at most `wait` s) until `ready()` says the moment has come, then `settle` s more, and
-    send `signum`."""
+                  env: dict[str, str] | None = None, wait: float = 60, timeout: float = 60) -> Run:
+    """Start the CLI, wait until `ready()` says the moment has come, send `signum`, and return the run once it has
+    ended. The bounds (`wait` for the moment, `timeout` for the end) only turn a hang into a failure: a test makes
+    whatever the signal must cut short block for good, so that ending at all shows it was cut short."""
     proc = subprocess.Popen([sys.executable, "-m", "agenttest", *args], cwd=cwd, env=_cli_env(env),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
     deadline = time.monotonic() + wait
-    while time.monotonic() < deadline and not ready():
+    while not ready():
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            stdout, stderr = proc.communicate()
+            raise AssertionError(f"the moment to signal never came\n{stdout}{stderr}")
         time.sleep(0.05)
-    time.sleep(settle)
-    sent = time.monotonic()
     proc.send_signal(signum)
     stdout, stderr = proc.communicate(timeout=timeout)
-    return Interrupted(_finished(proc.returncode, stdout, stderr, cwd), time.monotonic() - sent)
+    return _finished(proc.returncode, stdout, stderr, cwd)
 
 
-def event_seen(cwd: Path, text: str) -> Callable[[], bool]:
-    """Whether events.jsonl holds `text` yet (a case id, quoted, says it has finished)."""
+def finished_cases(cwd: Path) -> set[str]:
+    """The ids of the cases events.jsonl says have finished so far (its last line may be half written)."""
     events = cwd / "agenttest-results" / "events.jsonl"
-    return lambda: events.exists() and text in events.read_text()
+    lines = events.read_text().split("\n")[:-1] if events.exists() else []
+    return {event["id"] for event in map(json.loads, lines) if event["type"] == "result"}
 
 
 def _read(path: Path) -> str | None:
@@ -120,20 +115,25 @@ class Project:
         return run_cli(*args, cwd=self.root, **kwargs)
 
 
+# Notes each call's case id in $AGENT_STARTED_FILE when it starts and in $AGENT_CALLS_FILE when it answers.
 ECHO_AGENT = '''
 import asyncio, json, os
 
 async def respond(request):
+    note("AGENT_STARTED_FILE", request)
     text = request["messages"][-1]["content"]
     if isinstance(text, str) and text.startswith("sleep "):
         await asyncio.sleep(float(text.split()[1]))
-    marker = os.environ.get("AGENT_CALLS_FILE")
-    if marker:
-        with open(marker, "a") as handle:
-            handle.write(request["context"]["test_id"] + "\\n")
+    note("AGENT_CALLS_FILE", request)
     if text == "boom":
         raise RuntimeError("agent exploded")
     return {"content": f"echo: {text}", "usage": {"prompt_tokens": 3, "completion_tokens": 2}}
+
+def note(variable, request):
+    path = os.environ.get(variable)
+    if path:
+        with open(path, "a") as handle:
+            handle.write(request["context"]["test_id"] + "\\n")
 '''
 
 

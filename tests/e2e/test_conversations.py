@@ -250,13 +250,14 @@ def test_simulator_replies_are_read_robustly_and_a_broken_simulator_is_an_error_
 
 def test_the_conversation_timeout_is_enforced_inside_a_simulator_call(
         project: Project, brain: tuple[HelperBrain, FakeOpenAI]) -> None:
+    # The simulator never answers within the test: the run ends only because the case's timeout cut the call.
     project.suite("s.jsonl", talk("slow", ["hi", "x"], [{"id": "never", "assert": contains("zzz")}],
-                                  goal="[sim:slow=5] chat", input="hi", timeout="800ms"))
+                                  goal="[sim:slow=100000] chat", input="hi", timeout="800ms"))
     result = run(project, brain[1], "-i", "s.jsonl")
     case = result.result("slow")
     assert case["status"] == "timeout"
     assert case["error"] == "timeout after 800ms (turn 2, waiting for the simulator sim)"
-    assert case["duration_ms"] < 4000 and case["metadata"]["total_turns"] == 2
+    assert case["metadata"]["total_turns"] == 2
 
 
 def test_an_openai_target_gets_its_mocked_tool_result_and_answers_in_the_same_turn(
@@ -377,13 +378,13 @@ def test_the_example_conversations_run_with_no_api_key(tmp_path: Path) -> None:
 def test_an_interrupted_conversation_keeps_the_turns_it_had(project: Project,
                                                            brain: tuple[HelperBrain, FakeOpenAI]) -> None:
     project.suite("s.jsonl", talk("long", ["hi", "x"], [{"id": "never", "assert": contains("zzz")}],
-                                  goal="[sim:slow=30] chat", input="hi"))
+                                  goal="[sim:slow=100000] chat", input="hi"))   # never answers
     stopped = interrupt_cli("-i", "s.jsonl", cwd=project.root, ready=lambda: brain[0].calls["simulator"] >= 1,
-                            signum=signal.SIGINT, timeout=10,
+                            signum=signal.SIGINT,
                             env={"BRAIN_URL": brain[1].base_url, "CALLS_FILE": str(project.root / "calls.jsonl")})
-    stdout = stopped.run.stdout
-    assert stopped.seconds < 5 and stopped.run.code == 130, stdout + stopped.run.stderr
-    report = stopped.run.report
+    stdout = stopped.stdout
+    assert stopped.code == 130, stdout + stopped.stderr
+    report = stopped.report
     [case] = report["results"]
     assert (report["interrupted"], case["status"], case["error"]) == (True, "skipped", "interrupted")
     assert case["metadata"]["turns"][0]["output"] == "echo: hi" and "ran" not in case

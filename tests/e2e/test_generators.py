@@ -186,12 +186,10 @@ def test_a_generator_is_bounded_by_the_timeout_and_ctrl_c_ends_the_run_at_once(
     failed = late.result("agents:gen?count=1&slow=5")
     assert (failed["status"], failed["error_kind"]) == ("error", "generator")
     assert failed["error"] == "generator agents:gen?count=1&slow=5: no cases within the timeout (500ms)"
-    stopped = interrupt_cli("-i", "agents:gen?count=1&slow=30", cwd=project.root,
-                            ready=lambda: brain[0].calls["generator"] >= 2, signum=signal.SIGINT, timeout=10,
+    stopped = interrupt_cli("-i", "agents:gen?count=1&slow=100000", cwd=project.root,      # never answers
+                            ready=lambda: brain[0].calls["generator"] >= 2, signum=signal.SIGINT,
                             env={"BRAIN_URL": brain[1].base_url, "CALLS_FILE": str(project.root / "calls.txt")})
-    assert stopped.seconds < 5
-    assert stopped.run.code == 130 and stopped.run.stderr.strip().endswith("Interrupted."), \
-        stopped.run.stdout + stopped.run.stderr
+    assert stopped.code == 130 and stopped.stderr.strip().endswith("Interrupted."), stopped.stdout + stopped.stderr
     assert target_calls(project) == []
 
 

@@ -179,12 +179,12 @@ def test_samples_vote_and_the_split_is_reported(project: Project, brain: tuple[H
 
 def test_a_judge_that_outlives_the_case_times_out_saying_what_it_waited_for(
         project: Project, brain: tuple[HelperBrain, FakeOpenAI]) -> None:
-    project.suite("s.jsonl", {**judged("slow", "say x", "[judge:slow=4] 'x'"), "timeout": "500ms"})
+    # The judge never answers within the test: that the run ends at all is the case's timeout cutting the call.
+    project.suite("s.jsonl", {**judged("slow", "say x", "[judge:slow=100000] 'x'"), "timeout": "500ms"})
     result = run(project, brain[1], "-i", "s.jsonl")
     case = result.result("slow")
     assert case["status"] == "timeout"
     assert case["error"] == "timeout after 500ms (in assertions, waiting for the judge)"
-    assert case["duration_ms"] < 3000
 
 
 def test_agent_output_cannot_forge_a_verdict(project: Project, brain: tuple[HelperBrain, FakeOpenAI]) -> None:

@@ -6,11 +6,10 @@ from __future__ import annotations
 from .conftest import Project
 
 CHECKS = """
-    import sys, time
+    import sys, threading
 
-    def slow(output):
-        time.sleep(2)
-        return True
+    def blocks(output):
+        threading.Event().wait()
 
     def exits(output):
         sys.exit("x")
@@ -21,16 +20,14 @@ def test_a_blocking_sync_script_times_out_its_case_without_delaying_a_parallel_o
     project.write("checks.py", CHECKS)
     project.suite("suite.jsonl",
                   {"id": "slow-script", "input": "hi", "timeout": "300ms",
-                   "assert": {"type": "script", "script": "checks.slow"}},
+                   "assert": {"type": "script", "script": "checks.blocks"}},
                   {"id": "beside-it", "input": "sleep 0.5", "assert": {"type": "contains", "value": "echo"}})
+    # The script never returns: that the run ends, the case beside it passed, shows that neither waited for it.
     run = project.run("-i", "suite.jsonl", "--parallel", "2")
     slow, beside = run.result("slow-script"), run.result("beside-it")
     assert slow["status"] == "timeout", run.stdout
     assert slow["error"] == "timeout after 300ms (in assertions)"
-    assert slow["duration_ms"] < 1500
     assert beside["status"] == "passed"
-    assert beside["duration_ms"] < 1500, "the parallel case waited for the blocking script"
-    assert run.report["summary"]["duration_ms"] < 1900
 
 
 def test_sys_exit_in_an_agent_a_hook_or_a_script_costs_only_its_case(project: Project) -> None:
@@ -77,7 +74,7 @@ def test_sys_exit_in_an_agent_a_hook_or_a_script_costs_only_its_case(project: Pr
                                   "called sys.exit('x')"),
         "after-exits": ("error", "after hook: hook env_test.After failed: RuntimeError at env_test.py:7: "
                                  "called sys.exit(3)"),
-        "script-exits": ("failed", "script execution failed: checks.exits raised RuntimeError at checks.py:8: "
+        "script-exits": ("failed", "script execution failed: checks.exits raised RuntimeError at checks.py:7: "
                                    "called sys.exit('x')"),
         "still-runs": ("passed", None),
     }

@@ -54,14 +54,18 @@ def test_stop_from_on_finish_ends_scheduling_but_finishes_what_runs() -> None:
 
 
 def test_interrupt_cancels_in_flight_and_skips_the_rest() -> None:
-    entries = [("quick", 0, "passed"), ("slow1", 10, "passed"), ("slow2", 10, "passed"), ("never", 0, "passed")]
-    scheduler, _, finished = _scheduler(entries, parallel=2)
+    forever = float("inf")
+    entries = [("quick", 0, "passed"), ("slow1", forever, "passed"), ("slow2", forever, "passed"),
+               ("never", 0, "passed")]
+    scheduler, running, finished = _scheduler(entries, parallel=2)
 
     async def main():
         task = asyncio.create_task(scheduler.run())
-        await asyncio.sleep(0.05)
+        while finished != ["quick"] or running["now"] < 2:      # quick is done, slow1 and slow2 are running
+            await asyncio.sleep(0)
         scheduler.interrupt()
-        return await asyncio.wait_for(task, 2)
+        # It ends only if the interrupt cancels them (the bound turns a hang into a failure).
+        return await asyncio.wait_for(task, 60)
 
     results = asyncio.run(main())
     assert scheduler.interrupted

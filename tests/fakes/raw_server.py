@@ -71,5 +71,8 @@ class RawServer:
         return self
 
     def __exit__(self, *exc_info: object) -> None:
+        # close() alone leaves the thread blocked in accept(); shutdown wakes it, and it returns at once.
+        with contextlib.suppress(OSError):
+            self._sock.shutdown(socket.SHUT_RDWR)
         self._sock.close()
-        self._thread.join(5)
+        self._thread.join()

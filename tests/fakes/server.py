@@ -55,6 +55,13 @@ class ThreadedServer:
             ready.set()
             loop.run_forever()
             loop.run_until_complete(runner.cleanup())
+            # A handler whose client went away is no longer the runner's to stop: one answering slowly (or never)
+            # is cancelled here rather than destroyed pending with the loop.
+            left = asyncio.all_tasks(loop)
+            for task in left:
+                task.cancel()
+            if left:
+                loop.run_until_complete(asyncio.wait(left))
             loop.close()
 
         self._thread = threading.Thread(target=serve, name="test-server", daemon=True)
@@ -154,6 +161,18 @@ def sse_reply(events: list[str], *, cut: bool = False, pause: float = 0.0) -> Re
         await response.write_eof()
         return response
     return reply
+
+
+async def held_open(request: web.Request, limit: float = 60) -> bool:
+    """Send nothing more and keep the connection open until the client closes it (True), or `limit` seconds pass
+    (False, a bound only so that a client that never lets go fails its test instead of hanging it)."""
+    loop = asyncio.get_running_loop()
+    end = loop.time() + limit
+    while request.transport is not None and not request.transport.is_closing():
+        if loop.time() > end:
+            return False
+        await asyncio.sleep(0.01)
+    return True
 
 
 def disconnect() -> Reply:

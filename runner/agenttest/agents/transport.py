@@ -11,7 +11,7 @@ import random
 import socket
 import ssl
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
@@ -32,6 +32,10 @@ BACKOFF_BASE = 0.5        # seconds before the first retry; doubles per retry
 BACKOFF_CAP = 8.0         # longest backoff between two attempts
 RETRY_AFTER_CAP = 30.0    # longest `Retry-After` we honour
 CONNECT_TIMEOUT = 30.0    # opening a connection; the reply itself is bounded by the case's deadline
+
+# Who answers a new pool's name lookups: None is aiohttp's default (the system's resolver). The test suite puts its
+# own here so that it never needs the network.
+RESOLVER: Callable[[], aiohttp.abc.AbstractResolver] | None = None
 
 USER_AGENT = f"agenttest/{__version__}"
 _ERROR_BODY_LIMIT = 8192  # bytes of an error reply read for the message
@@ -69,7 +73,7 @@ class HttpTransport:
     def _client(self) -> aiohttp.ClientSession:
         if self._session is None or self._session.closed:
             self._session = aiohttp.ClientSession(
-                connector=aiohttp.TCPConnector(limit=self._pool_size),
+                connector=aiohttp.TCPConnector(limit=self._pool_size, resolver=RESOLVER() if RESOLVER else None),
                 timeout=aiohttp.ClientTimeout(total=None, sock_connect=CONNECT_TIMEOUT),
                 headers={"User-Agent": USER_AGENT},
                 # Proxies from HTTP(S)_PROXY/NO_PROXY are looked up once per origin in `_proxy`, not per request:
