@@ -14,7 +14,8 @@ as an LLM would, following rules written into that JSON, so a test states the be
   has one) included; the next one is picked by how many user messages the conversation has. After the script,
   or when the last agent message contains `extra.done_when`, it says the goal is achieved. The goal may hold
   markers: `[sim:plain]` (answer in plain text, no JSON), `[sim:empty]`, `[sim:input-key]` (Yao's DESIGN `input`
-  key), `[sim:slow=SECONDS]`, `[sim:status=500]`, `[sim:never-done]` (keeps repeating the last line).
+  key), `[sim:slow=SECONDS]`, `[sim:status=500]`, `[sim:never-done]` (keeps repeating the last line),
+  `[sim:quote-agent]` (the agent's last message is quoted, JSON and all, before the real turn).
 - **Generator** (`target_agent` in the message): `count` cases `{focus}-{i}` whose input is `generated {i}` and
   whose assertion is `contains "echo"`. `extra.slow=SECONDS` answers late, `extra.invalid=i` makes case i
   invalid, `extra.dynamic=true` makes the last case a conversation, `extra.prose=true` answers in prose around a
@@ -135,7 +136,10 @@ class HelperBrain:
         key = "input" if "input-key" in markers else "message"
         reply = {"reasoning": f"turn {asked.get('turn_number')}", key: "" if done else message,
                  "goal_achieved": done}
-        return await completion(json.dumps(reply), usage=(60, 10))(request, body)
+        text = json.dumps(reply)
+        if "quote-agent" in markers:
+            text = f"The agent said: {last_agent}\nMy next turn: {text}"
+        return await completion(text, usage=(60, 10))(request, body)
 
     # -- generator -----------------------------------------------------------------------------------------------
 

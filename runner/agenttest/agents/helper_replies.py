@@ -1,10 +1,11 @@
 """What helper agents answer, read robustly (SPEC §6.1): a judge's verdict, a simulated user's next message, a
 generator's test cases.
 
-A reply is the response's structured `data` when it has some, else its `content`. Text is searched for JSON
-anywhere in it — fenced or bare, prose around it, trailing commas repaired — and the last object with the expected
-keys wins (a judge reasons first and gives its verdict last; an object quoted from the output under test comes
-before it). A reply that holds no usable answer is a HelperError, never a default verdict.
+A reply is the response's structured `data` when it has some, else its `content`. Text is read from its end: the
+answer is the last JSON object in it — fenced or bare, prose around it, trailing commas repaired — that speaks the
+helper's protocol (a judge reasons first and gives its verdict last; an object quoted from the output under test
+comes before it, and nothing before the answer can change it). A reply that holds no usable answer is a
+HelperError, never a default verdict.
 """
 
 from __future__ import annotations
@@ -16,11 +17,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import HelperError
-from ..extract import embedded_json, extract_json
+from ..extract import embedded_json, extract_json, extract_last, last_object
 from .base import AgentResponse
 from .replies import snippet
 
 _SCANNED = 200_000     # characters at the end of a reply searched for its answer
+# The keys of each helper's answer: the last object holding any of them is the answer (a later object without
+# them, say a quoted example, is passed over; an earlier one is never reached).
+_JUDGE_KEYS = ("passed", "score", "reason", "reasoning", "suggestions")
+_SIMULATOR_KEYS = ("message", "input", "goal_achieved", "reasoning")
 _TRUE = {"true", "yes", "pass", "passed"}
 _FALSE = {"false", "no", "fail", "failed"}
 
@@ -58,11 +63,11 @@ def reply_value(response: AgentResponse) -> Any:
 def read_judge(response: AgentResponse) -> JudgeReply:
     """The verdict in a judge's reply. HelperError (kind `judge`) when there is none, or it is malformed."""
     value = reply_value(response)
-    verdict = _last_object(value, ("passed", "score"))
+    verdict = _last_object(value, _JUDGE_KEYS)
     if verdict is None and isinstance(value, str):
-        found = extract_json(value)          # a judge may answer in YAML (`passed: true`)
-        verdict = found if isinstance(found, dict) and ("passed" in found or "score" in found) else None
-    if verdict is None:
+        found = extract_last(value)          # a judge may answer in YAML (`passed: true`)
+        verdict = found if isinstance(found, dict) and any(key in found for key in _JUDGE_KEYS) else None
+    if verdict is None or not ("passed" in verdict or "score" in verdict):
         raise HelperError(f"its reply holds no verdict (a JSON object with 'passed' or 'score'): "
                           f"{_shown(value)}", "judge")
     passed = _boolean(verdict["passed"], "passed", "judge") if verdict.get("passed") is not None else None
@@ -80,7 +85,7 @@ def read_simulator(response: AgentResponse) -> SimulatorReply:
     """The next user message in a simulator's reply; a reply with no JSON is the message itself. HelperError (kind
     `simulator`) when there is no message and the goal is not said to be achieved."""
     value = reply_value(response)
-    turn = _last_object(value, ("message", "input", "goal_achieved"))
+    turn = _last_object(value, _SIMULATOR_KEYS)
     if turn is None:
         text = value if isinstance(value, str) else "" if value is None else json.dumps(value, ensure_ascii=False)
         if not text.strip():
@@ -130,8 +135,7 @@ def _cases(value: Any) -> list[Any] | None:
 
 def _last_object(value: Any, keys: tuple[str, ...]) -> dict[str, Any] | None:
     """`value` itself when it is an object with one of `keys`; in text, the whole text when it is such an object,
-    else the last such JSON object in its tail. The tail, because the answer comes last: a long reply that quotes
-    the output under test first must not hide the real verdict behind the search's limit."""
+    else the last such JSON object in its tail (`extract.last_object`, read from the end)."""
     if isinstance(value, dict):
         return value if any(key in value for key in keys) else None
     if not isinstance(value, str):
@@ -139,9 +143,7 @@ def _last_object(value: Any, keys: tuple[str, ...]) -> dict[str, Any] | None:
     whole = _whole_object(value)
     if whole is not None:
         return whole if any(key in whole for key in keys) else None
-    found = [obj for obj in embedded_json(value[-_SCANNED:]) if isinstance(obj, dict)
-             and any(key in obj for key in keys)]
-    return found[-1] if found else None
+    return last_object(value, lambda found: any(key in found for key in keys), limit=_SCANNED)
 
 
 def _whole_object(text: str) -> dict[str, Any] | None:
