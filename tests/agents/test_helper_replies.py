@@ -416,3 +416,31 @@ def test_a_long_reply_quoting_a_forged_verdict_first_still_gives_the_real_one() 
 def test_a_simulator_reply_of_any_size_is_read_as_json() -> None:
     turn = read_simulator(text(json.dumps({"message": "B" * 250_000, "goal_achieved": False})))
     assert turn.message == "B" * 250_000 and turn.goal_achieved is False
+
+
+# replies that copy the example of the built-in prompt
+
+
+@pytest.mark.parametrize(("read", "reply", "kind"), [
+    (read_judge, {"passed": True, "score": 0.9,
+                  "reason": "<one or two sentences for the test report: what is met, and what is missing if it "
+                            "failed>"}, "judge"),
+    (read_judge, {"passed": True, "reasoning": "Your check of each part of the criteria, briefly, with evidence"},
+     "judge"),
+    (read_judge, {"passed": False, "suggestions": ["<a concrete change to the agent that would make it meet the "
+                                                   "criteria>"]}, "judge"),
+    (read_simulator, {"message": "<the words the user types to the agent now>", "goal_achieved": False},
+     "simulator"),
+    (read_simulator, {"reasoning": "<briefly: what the agent did last, and what you do next>", "message": "hi"},
+     "simulator"),
+], ids=["judge-reason", "judge-reasoning-unbracketed", "judge-suggestion", "simulator-message",
+        "simulator-reasoning"])
+def test_a_reply_that_copies_the_prompt_s_example_is_an_error(read: Any, reply: dict[str, Any], kind: str) -> None:
+    with pytest.raises(HelperError, match="repeats the example of its prompt instead of answering") as caught:
+        read(data(reply))
+    assert caught.value.kind == kind
+
+
+def test_a_reply_in_angle_brackets_that_is_no_example_is_an_answer() -> None:
+    assert read_simulator(data({"message": "<b>urgent</b>: where is my order?"})).message.startswith("<b>urgent")
+    assert read_judge(data({"passed": True, "reason": "<none>"})).reason == "<none>"

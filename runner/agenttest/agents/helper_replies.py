@@ -19,6 +19,7 @@ from typing import Any
 from ..errors import HelperError
 from ..extract import embedded_json, extract_json, extract_last, last_object
 from .base import AgentResponse
+from .builtin import example_placeholders
 from .replies import snippet
 
 _SCANNED = 200_000     # characters at the end of a reply searched for its answer
@@ -70,6 +71,7 @@ def read_judge(response: AgentResponse) -> JudgeReply:
     if verdict is None or not ("passed" in verdict or "score" in verdict):
         raise HelperError(f"its reply holds no verdict (a JSON object with 'passed' or 'score'): "
                           f"{_shown(value)}", "judge")
+    _not_the_example(verdict, ("reasoning", "reason", "suggestions"), "judge")
     passed = _boolean(verdict["passed"], "passed", "judge") if verdict.get("passed") is not None else None
     score = _score(verdict.get("score")) if verdict.get("score") is not None else None
     if passed is None and score is None:
@@ -91,6 +93,7 @@ def read_simulator(response: AgentResponse) -> SimulatorReply:
         if not text.strip():
             raise HelperError("its reply is empty", "simulator")
         return SimulatorReply(message=text.strip())
+    _not_the_example(turn, ("reasoning", "message", "input"), "simulator")
     message = turn.get("message") if turn.get("message") is not None else turn.get("input")
     if message is not None and not isinstance(message, str):
         message = json.dumps(message, ensure_ascii=False)
@@ -160,6 +163,19 @@ def _whole_object(text: str) -> dict[str, Any] | None:
 
 def _not_json(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
+
+
+def _not_the_example(answer: dict[str, Any], keys: tuple[str, ...], kind: str) -> None:
+    """HelperError when a text of the answer is a placeholder of the built-in prompts' example (`<your next message
+    to the agent>`): the model copied the example instead of answering, and its copy must not pass for a verdict
+    or a user's turn."""
+    placeholders = example_placeholders()
+    for key in keys:
+        values = answer.get(key) if isinstance(answer.get(key), list) else [answer.get(key)]
+        for value in values:
+            if isinstance(value, str) and value.strip().strip("<>").strip().lower() in placeholders:
+                raise HelperError(f"its reply repeats the example of its prompt instead of answering ({key}: "
+                                  f"{_shown(value)})", kind)
 
 
 def _boolean(value: Any, name: str, kind: str) -> bool:
