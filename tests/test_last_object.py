@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from agenttest.extract import extract_last, last_object
+from agenttest.extract import extract_last, last_object, unfinished_json
 
 FENCE = "```"
 
@@ -100,3 +100,13 @@ def test_an_unclosed_fence_before_the_answer_does_not_pair_with_it() -> None:
 
 def test_a_reply_without_fences_is_read_whole() -> None:
     assert extract_last("passed: true\nreason: fine") == {"passed": True, "reason": "fine"}
+
+
+# unfinished_json: tool arguments cut off at the token limit
+
+
+@pytest.mark.parametrize(("text", "unfinished"), [
+    ('{"city": "Pa', True), ('  [1, 2', True), ('{"a": {"b": 1}', True), ('{"city": "Paris"}', False),
+    ('{"city": Paris}', False), ("Paris", False), ("", False), ('{"note": "it\'s', True)])
+def test_unfinished_json_is_an_object_or_array_that_never_closes(text: str, unfinished: bool) -> None:
+    assert unfinished_json(text) is unfinished

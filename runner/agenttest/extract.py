@@ -119,6 +119,13 @@ def last_object(text: str, wanted: Callable[[dict[str, Any]], bool], limit: int 
     return None
 
 
+def unfinished_json(text: str) -> bool:
+    """Whether `text` is the start of a JSON object or array that was cut off: it opens one and never closes it
+    (what a model writes when its token limit stops it mid-value)."""
+    start = len(text) - len(text.lstrip())
+    return text[start:start + 1] in ("{", "[") and _closing(text, start) is None
+
+
 def extract_last(text: str) -> Any | None:
     """The JSON or YAML value a reply ends with, for helpers that answer in YAML (`passed: true`): the text after
     its last fenced block when that text is data, else the last fenced block, else the whole text. Fences are paired

@@ -114,7 +114,7 @@ class ConsoleReporter(Reporter):
         if tokens:
             self._line(f"  Tokens:    {tokens}")
         if isinstance(summary.get("cost"), dict):
-            self._line(f"  Cost:      {cost_line(summary['cost'])}")
+            self._line(f"  Cost:      {cost_line(summary['cost'], summary.get('usage'))}")
         spent = (summary.get("budget") or {}).get("spent")
         if spent:
             self._line(self._style(f"  ⚠ {spent}: the cases not yet started were skipped", "yellow", bold=True))

@@ -12,7 +12,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from ..analysis import pass_rate_text
-from ..usage import format_usd
+from ..usage import estimated_roles, format_usd
 from .escape import one_line, preview, to_text
 
 FAILING = ("failed", "error", "timeout")
@@ -253,10 +253,13 @@ def comparison_line(comparison: dict[str, Any]) -> str:
     return text
 
 
-def cost_line(cost: dict[str, Any]) -> str:
-    """`$0.0123 (target $0.0100 · judge $0.0023)`."""
-    roles = " · ".join(f"{role} {format_usd(float(value))}" for role, value in cost.items() if role != "total_usd")
-    return format_usd(float(cost.get("total_usd", 0))) + (f" ({roles})" if roles else "")
+def cost_line(cost: dict[str, Any], usage: Mapping[str, Any] | None = None) -> str:
+    """`$0.0123 (target $0.0100 · judge $0.0023)`; `~` marks an amount from estimated tokens (`usage`)."""
+    estimated = estimated_roles(usage)
+    roles = " · ".join(f"{role} {'~' if role in estimated else ''}{format_usd(float(value))}"
+                       for role, value in cost.items() if role != "total_usd")
+    about = "~" if estimated & set(cost) else ""
+    return about + format_usd(float(cost.get("total_usd", 0))) + (f" ({roles})" if roles else "")
 
 
 # The comparison's groups, in the order every report shows them, with their labels.
