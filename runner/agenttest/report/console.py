@@ -25,7 +25,7 @@ from .base import Report, Reporter, RunInfo
 from .ci import artifact_paths
 from .escape import to_text as to_display
 from .github import in_github_actions
-from .verdicts import comparison_line, cost_line, stability_line
+from .verdicts import comparison_line, cost_line, stability_class_text, stability_line
 
 WIDTH = 63
 PROGRESS_EVERY = 10.0   # seconds between `[Progress: …]` lines when not on a TTY
@@ -281,7 +281,7 @@ def _runs_note(stability: dict[str, Any] | None) -> str:
     if not stability:
         return ""
     note = (f" - {stability['passed']}/{stability['runs']} runs passed ({stability['pass_rate']:.0f}%), "
-            f"{stability['stability_class'].replace('_', ' ')}")
+            f"{stability_class_text(stability)}")
     return note + (", flaky" if stability.get("flaky") else "")
 
 

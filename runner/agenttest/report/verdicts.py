@@ -100,7 +100,7 @@ def runs_line(result: dict[str, Any]) -> str | None:
                      for run in result.get("runs") or [] if isinstance(run, dict))
     flaky = ", flaky" if stability.get("flaky") else ""
     return (f"Runs: {stability.get('passed')} of {stability.get('runs')} passed ({stability.get('pass_rate'):.0f}%, "
-            f"{str(stability.get('stability_class')).replace('_', ' ')}{flaky}): {marks}")
+            f"{stability_class_text(stability)}{flaky}): {marks}")
 
 
 def is_dynamic(result: dict[str, Any]) -> bool:
@@ -275,5 +275,7 @@ def stability_rows(report: Mapping[str, Any]) -> list[Mapping[str, Any]]:
 
 
 def stability_class_text(row: Mapping[str, Any]) -> str:
-    """`mostly_stable` as people read it: `mostly stable`."""
-    return str(row.get("stability_class")).replace("_", " ")
+    """The row's `stability_label` (`mostly stable`, `stably failing`), or its class as people read it in a report
+    written before labels were."""
+    label = row.get("stability_label")
+    return label if isinstance(label, str) else str(row.get("stability_class")).replace("_", " ")
