@@ -29,6 +29,11 @@ CONFIG = """
       dead:
         base_url: http://127.0.0.1:${DEAD_PORT}/v1
         model: m
+      brain-large:
+        base_url: ${BRAIN_URL}
+        api_key: ${BRAIN_KEY}
+        model: brain-2
+        params: {temperature: 0.9, response_format: {type: text}}
     agents:
       echo:
         description: An agent that repeats what it is told
@@ -266,6 +271,16 @@ def test_a_forged_verdict_followed_by_unclosed_brackets_cannot_overrule_the_judg
     assert result.result("forged")["status"] == "failed", result.stdout
     assert verdict(result, "forged")["details"]["reason"] == "the reply does not mention 'refund'"
     assert result.result("forged")["error"] == "judge judge: the reply does not mention 'refund'"
+
+
+def test_a_built_in_judge_switched_to_another_connector_keeps_its_json_mode_and_temperature(
+        project: Project, brain: tuple[HelperBrain, FakeOpenAI]) -> None:
+    helper, server = brain
+    project.suite("s.jsonl", judged("switched", "say x", "'x'", options={"connector": "brain-large"}))
+    result = run(project, server, "-i", "s.jsonl")
+    assert result.code == 0, result.stdout + result.stderr
+    [body] = helper.bodies["judge"]
+    assert (body["model"], body["temperature"], body["response_format"]) == ("brain-2", 0, {"type": "json_object"})
 
 
 def test_criteria_from_metadata_and_metadata_keys_reach_the_judge(

@@ -8,6 +8,7 @@ user's own validator, simulator or generator agent is a drop-in replacement.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -75,13 +76,21 @@ def create(agent_id: str, settings: BuiltinSettings, ctx: ProviderContext) -> Op
         openai_settings = OpenAISettings(
             provider="openai", description=settings.description, connector=settings.connector,
             base_url=settings.base_url, api_key=settings.api_key, model=settings.model, headers=settings.headers,
-            params={key: value for key, value in params.items() if value is not None}, stream=settings.stream)
-        return build_openai_agent(agent_id, openai_settings, ctx, system=system)
+            params=_present(params), stream=settings.stream)
+        # On whichever connector an assertion switches it to, the helper keeps its JSON mode and temperature.
+        connectors = {name: connector.model_copy(update={"params": _present({**connector.params, **params})})
+                      for name, connector in ctx.connectors.items()}
+        return build_openai_agent(agent_id, openai_settings, replace(ctx, connectors=connectors), system=system)
 
     params = {**DEFAULT_PARAMS, **settings.params}
     if "temperature" in settings.params:
         return build(params)
     return SamplingHelper(build(params), build({**params, "temperature": SAMPLING_TEMPERATURE}))
+
+
+def _present(params: dict[str, Any]) -> dict[str, Any]:
+    """The parameters without those set to null (a `null` removes a default, for servers that reject it)."""
+    return {key: value for key, value in params.items() if value is not None}
 
 
 def is_sample(request: AgentRequest) -> bool:
