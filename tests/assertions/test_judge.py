@@ -56,6 +56,9 @@ class Pool:
     def fingerprint(self, agent_id: str) -> str:
         return self.fingerprints[agent_id]
 
+    def token_limit(self, agent_id: str, connector: str | None = None) -> str | None:
+        return None
+
 
 def prepared(value: Any = "the reply greets the user", use: Any = f"agents:{JUDGE}", **fields: Any) -> AssertionSpec:
     spec = AssertionSpec(type="agent", value=value, use=use, **fields)
@@ -289,6 +292,13 @@ def test_score_only_reply_without_threshold_is_a_judge_error(score: float) -> No
     result = judged(ScriptedJudge({"score": score}))
     assert (result.passed, result.error_kind) == (False, "judge")
     assert result.message == f"judge {JUDGE}: its verdict has no 'passed' (a score decides only with options.threshold)"
+
+
+def test_a_reply_cut_off_at_an_unknown_token_limit_is_a_judge_error_saying_so() -> None:
+    result = judged(ScriptedJudge(AgentResponse(content='{"passed": true, "reason": "looks', finish_reason="length")))
+    assert (result.passed, result.error_kind) == (False, "judge")
+    assert result.message == (f"judge {JUDGE}: its reply was cut off at its token limit (finish_reason: length): "
+                              "raise max_tokens")
 
 
 def test_passed_wins_over_score_without_threshold() -> None:
