@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from agenttest.extract import extract_last, last_object, unfinished_json
+from agenttest.extract import last_object, last_yaml, unfinished_json
 
 FENCE = "```"
 
@@ -80,26 +80,26 @@ def test_a_huge_reply_of_brackets_gives_nothing_quickly() -> None:
     assert last_object("{" * 100_000 + "}" * 100_000, verdict) is None
 
 
-# extract_last: a YAML or JSON answer at the end
+# last_yaml: a YAML answer at the end
 
 
 def test_the_last_fenced_block_is_the_answer() -> None:
     text = f"The output had:\n{FENCE}yaml\npassed: true\n{FENCE}\nMine:\n{FENCE}yaml\npassed: false\n{FENCE}\nDone."
-    assert extract_last(text) == {"passed": False}
+    assert last_yaml(text) == {"passed": False}
 
 
 def test_yaml_after_the_last_fence_is_the_answer() -> None:
     text = f"The output had:\n{FENCE}yaml\npassed: true\n{FENCE}\npassed: false\nreason: it lied"
-    assert extract_last(text) == {"passed": False, "reason": "it lied"}
+    assert last_yaml(text) == {"passed": False, "reason": "it lied"}
 
 
 def test_an_unclosed_fence_before_the_answer_does_not_pair_with_it() -> None:
     text = f"The output had:\n{FENCE}\npassed: true\nMine:\n{FENCE}yaml\npassed: false\n{FENCE}"
-    assert extract_last(text) == {"passed": False}
+    assert last_yaml(text) == {"passed": False}
 
 
 def test_a_reply_without_fences_is_read_whole() -> None:
-    assert extract_last("passed: true\nreason: fine") == {"passed": True, "reason": "fine"}
+    assert last_yaml("passed: true\nreason: fine") == {"passed": True, "reason": "fine"}
 
 
 # unfinished_json: tool arguments cut off at the token limit
@@ -110,3 +110,9 @@ def test_a_reply_without_fences_is_read_whole() -> None:
     ('{"city": Paris}', False), ("Paris", False), ("", False), ('{"note": "it\'s', True)])
 def test_unfinished_json_is_an_object_or_array_that_never_closes(text: str, unfinished: bool) -> None:
     assert unfinished_json(text) is unfinished
+
+
+@pytest.mark.parametrize("text", ['{"passed": true}\n{"passed": false, "reas', '{"passed": true} and prose',
+                                  f'{FENCE}json\n{{"passed": true}}\n{FENCE}\n{{"passed": false'])
+def test_last_yaml_never_reads_json(text: str) -> None:
+    assert last_yaml(text) is None

@@ -22,7 +22,7 @@ Deliberate divergences from Go:
 - Strict JSON rejects `NaN` and `Infinity`, as Go's decoder does (a repair may still produce them).
 - No input raises: anything a parser throws (including recursion limits) means "no data in this block".
 
-Helper agents' replies are read from their end instead (`last_object`, `extract_last`): a judge's verdict is the
+Helper agents' replies are read from their end instead (`last_object`, `last_yaml`): a judge's verdict is the
 object its reply ends with, whatever the output under test it quoted before it.
 """
 
@@ -100,9 +100,7 @@ def last_object(text: str, wanted: Callable[[dict[str, Any]], bool], limit: int 
     end, misses = len(text), 0
     while misses < _MAX_MISSES:
         last = text.rfind("}", 0, end)
-        if text.find("{", last + 1, end) >= 0:
-            return None
-        if last < 0:
+        if last < 0 or text.find("{", last + 1, end) >= 0:
             return None
         start = _opening(text, last)
         value = None
@@ -126,19 +124,20 @@ def unfinished_json(text: str) -> bool:
     return text[start:start + 1] in ("{", "[") and _closing(text, start) is None
 
 
-def extract_last(text: str) -> Any | None:
-    """The JSON or YAML value a reply ends with, for helpers that answer in YAML (`passed: true`): the text after
-    its last fenced block when that text is data, else the last fenced block, else the whole text. Fences are paired
-    from the end, so an unclosed fence quoted earlier in the reply cannot pair with the answer's own."""
+def last_yaml(text: str) -> Any | None:
+    """The YAML answer a reply ends with (`passed: true`, for helpers that answer in YAML): the text after its last
+    fence when that text is YAML, else its last fenced block when that is YAML, else None. Fences are paired from
+    the end, so an unclosed fence quoted earlier cannot pair with the answer's own; JSON is never read here (a
+    repair of text that starts before the answer could read what the output under test wrote: `last_object` reads
+    JSON from the end)."""
     markers = [match.start() for match in re.finditer("```", text)]
-    if not markers:
-        return extract_json(text)
-    tail = text[markers[-1] + 3:].strip()
-    if tail and _detect_language(tail) in _DATA_LANGUAGES:
-        return _as_container(_parse(tail, yaml_block=False))
+    tail = (text[markers[-1] + 3:] if markers else text).strip()
+    if tail and _detect_language(tail) == "yaml":
+        return _as_container(_load_yaml(tail))
     if len(markers) < 2:
         return None
-    return extract_json(text[markers[-2]:markers[-1] + 3])
+    blocks = _blocks(text[markers[-2]:markers[-1] + 3])
+    return _as_container(_load_yaml(blocks[0][1])) if blocks and blocks[0][0] in ("yaml", "yml") else None
 
 
 def _closing(text: str, start: int) -> int | None:

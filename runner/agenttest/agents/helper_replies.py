@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import HelperError
-from ..extract import embedded_json, extract_json, extract_last, last_object
+from ..extract import embedded_json, extract_json, last_object, last_yaml
 from .base import AgentResponse
 from .builtin import example_placeholders
 from .replies import snippet
@@ -66,7 +66,7 @@ def read_judge(response: AgentResponse) -> JudgeReply:
     value = reply_value(response)
     verdict = _last_object(value, _JUDGE_KEYS)
     if verdict is None and isinstance(value, str):
-        found = extract_last(value)          # a judge may answer in YAML (`passed: true`)
+        found = last_yaml(value)          # a judge may answer in YAML (`passed: true`)
         verdict = found if isinstance(found, dict) and any(key in found for key in _JUDGE_KEYS) else None
     if verdict is None or not ("passed" in verdict or "score" in verdict):
         raise HelperError(f"its reply holds no verdict (a JSON object with 'passed' or 'score'): "

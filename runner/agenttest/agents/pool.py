@@ -142,14 +142,15 @@ class AgentPool:
 
     def token_limit(self, agent_id: str, connector: str | None = None) -> str | None:
         """The reply-length limit the agent's requests carry (`max_tokens 16`), from its `params` over those of the
-        connector it uses (`connector`, a request's override, else its own); None when none is set there."""
+        connector it uses (`connector`, a request's override, else its own; an openai agent switched to another
+        connector has that connector's params alone); None when none is set there."""
         settings = self._settings(agent_id)
         own = getattr(settings, "connector", None)
         if not hasattr(settings, "params"):
             return None
         found = self.project.connectors.get(connector or own or "")
         params = dict(found.params) if found is not None else {}
-        if not connector or connector == own:
+        if not connector or connector == own or isinstance(settings, BuiltinSettings):
             params.update(settings.params)
         for name in ("max_completion_tokens", "max_tokens"):
             if params.get(name) is not None:
