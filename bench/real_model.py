@@ -61,6 +61,14 @@ agents:
     builtin: simulator
     connector: local
     params: {{max_tokens: 12}}
+  schema-judge:
+    builtin: validator
+    connector: local
+    params: {{max_tokens: 200, response_format: {verdict_format}}}
+  schema-sim:
+    builtin: simulator
+    connector: local
+    params: {{max_tokens: 120, response_format: {turn_format}}}
   gen:
     builtin: generator
     connector: local
@@ -70,6 +78,17 @@ agents:
     connector: local
     params: {{max_tokens: 24}}
 """
+
+# llama-cpp-python's server rejects OpenAI's `json_schema` response format but takes a `schema` beside
+# `json_object` and constrains the reply to it: what structured output can do for a weak model on this server.
+VERDICT_FORMAT = {"type": "json_object", "schema": {
+    "type": "object", "required": ["reasoning", "passed", "score", "reason", "suggestions"],
+    "properties": {"reasoning": {"type": "string"}, "passed": {"type": "boolean"}, "score": {"type": "number"},
+                   "reason": {"type": "string"}, "suggestions": {"type": "array", "items": {"type": "string"}}}}}
+TURN_FORMAT = {"type": "json_object", "schema": {
+    "type": "object", "required": ["reasoning", "message", "goal_achieved"],
+    "properties": {"reasoning": {"type": "string"}, "message": {"type": "string"},
+                   "goal_achieved": {"type": "boolean"}}}}
 
 SYSTEM = "You are the support assistant of ACME's online shop. Refunds are possible within 30 days. Be brief.\n"
 
@@ -115,9 +134,11 @@ def stability() -> list[dict[str, Any]]:
 SCENARIOS: list[tuple[str, str | None, list[dict[str, Any]], list[str]]] = [
     ("judged", "judged.jsonl", judged(), []),
     ("judged-stream", "judged.jsonl", judged(), ["-n", "llm-stream"]),
+    ("judged-schema", "judged.jsonl", judged("schema-judge"), []),
     ("judge-samples-3", "samples.jsonl", judged(samples=3)[:2], []),
     ("judge-cut-off", "judge-cut.jsonl", judged("short-judge")[:2], []),
     ("conversation", "talk.jsonl", conversations(), []),
+    ("conversation-schema", "talk.jsonl", conversations("schema-sim"), []),
     ("conversation-cut-off", "talk-cut.jsonl", conversations("short-sim")[:1], []),
     ("generator", None, [], ["-i", "agents:gen?count=3"]),
     ("generator-cut-off", None, [], ["-i", "agents:short-gen?count=3"]),
@@ -240,7 +261,9 @@ def main() -> int:
         return 0
     project = options.workdir
     project.mkdir(parents=True, exist_ok=True)
-    (project / "agenttest.yaml").write_text(CONFIG.format(base_url=options.base_url, price=PRICE))
+    (project / "agenttest.yaml").write_text(CONFIG.format(base_url=options.base_url, price=PRICE,
+                                                          verdict_format=json.dumps(VERDICT_FORMAT),
+                                                          turn_format=json.dumps(TURN_FORMAT)))
     (project / "system.md").write_text(SYSTEM)
     shutil.rmtree(project / "cassettes", ignore_errors=True)
     runs = []

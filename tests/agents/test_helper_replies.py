@@ -441,8 +441,11 @@ def test_a_simulator_reply_of_any_size_is_read_as_json() -> None:
      "simulator"),
     (read_simulator, {"reasoning": "<briefly: what the agent did last, and what you do next>", "message": "hi"},
      "simulator"),
+    (read_judge, {"passed": True, "suggestions": ["<a concrete change to the agent that would make it meet your "
+                                                  "requirements>"]}, "judge"),
+    (read_simulator, {"message": "<your reply to the agent>"}, "simulator"),
 ], ids=["judge-reason", "judge-reasoning-unbracketed", "judge-suggestion", "simulator-message",
-        "simulator-reasoning"])
+        "simulator-reasoning", "judge-suggestion-reworded", "simulator-any-placeholder"])
 def test_a_reply_that_copies_the_prompt_s_example_is_an_error(read: Any, reply: dict[str, Any], kind: str) -> None:
     with pytest.raises(HelperError, match="repeats the example of its prompt instead of answering") as caught:
         read(data(reply))
@@ -452,3 +455,4 @@ def test_a_reply_that_copies_the_prompt_s_example_is_an_error(read: Any, reply: 
 def test_a_reply_in_angle_brackets_that_is_no_example_is_an_answer() -> None:
     assert read_simulator(data({"message": "<b>urgent</b>: where is my order?"})).message.startswith("<b>urgent")
     assert read_judge(data({"passed": True, "reason": "<none>"})).reason == "<none>"
+    assert read_simulator(data({"message": "is <b>2 < 3</b>?"})).message == "is <b>2 < 3</b>?"

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,6 +28,7 @@ _SCANNED = 200_000     # characters at the end of a reply searched for its answe
 # them, say a quoted example, is passed over; an earlier one is never reached).
 _JUDGE_KEYS = ("passed", "score", "reason", "reasoning", "suggestions")
 _SIMULATOR_KEYS = ("message", "input", "goal_achieved", "reasoning")
+_PLACEHOLDER = re.compile(r"<[^<>]* [^<>]*>")     # `<words of an example>`: a template's blank, never an answer
 _TRUE = {"true", "yes", "pass", "passed"}
 _FALSE = {"false", "no", "fail", "failed"}
 
@@ -166,14 +168,17 @@ def _not_json(name: str) -> Any:
 
 
 def _not_the_example(answer: dict[str, Any], keys: tuple[str, ...], kind: str) -> None:
-    """HelperError when a text of the answer is a placeholder of the built-in prompts' example (`<your next message
-    to the agent>`): the model copied the example instead of answering, and its copy must not pass for a verdict
+    """HelperError when a text of the answer is a placeholder of the built-in prompts' example, brackets or not
+    (`your check of each part of the criteria, …`), or has a placeholder's shape — words in angle brackets, as a
+    model writes when it copies one loosely (`<a concrete change to the agent that would make it meet your
+    requirements>`): the model copied the example instead of answering, and its copy must not pass for a verdict
     or a user's turn."""
     placeholders = example_placeholders()
     for key in keys:
         values = answer.get(key) if isinstance(answer.get(key), list) else [answer.get(key)]
         for value in values:
-            if isinstance(value, str) and value.strip().strip("<>").strip().lower() in placeholders:
+            if isinstance(value, str) and (_PLACEHOLDER.fullmatch(value.strip())
+                                           or value.strip().strip("<>").strip().lower() in placeholders):
                 raise HelperError(f"its reply repeats the example of its prompt instead of answering ({key}: "
                                   f"{_shown(value)})", kind)
 
