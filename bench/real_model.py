@@ -45,38 +45,6 @@ agents:
     system: system.md
     stream: true
     params: {{max_tokens: 60}}
-  judge:
-    builtin: validator
-    connector: local
-    params: {{max_tokens: 200}}
-  short-judge:
-    builtin: validator
-    connector: local
-    params: {{max_tokens: 16}}
-  sim:
-    builtin: simulator
-    connector: local
-    params: {{max_tokens: 120}}
-  short-sim:
-    builtin: simulator
-    connector: local
-    params: {{max_tokens: 12}}
-  schema-judge:
-    builtin: validator
-    connector: local
-    params: {{max_tokens: 200, response_format: {verdict_format}}}
-  schema-sim:
-    builtin: simulator
-    connector: local
-    params: {{max_tokens: 120, response_format: {turn_format}}}
-  gen:
-    builtin: generator
-    connector: local
-    params: {{max_tokens: 400}}
-  short-gen:
-    builtin: generator
-    connector: local
-    params: {{max_tokens: 24}}
 """
 
 # llama-cpp-python's server rejects OpenAI's `json_schema` response format but takes a `schema` beside
@@ -89,6 +57,26 @@ TURN_FORMAT = {"type": "json_object", "schema": {
     "type": "object", "required": ["reasoning", "message", "goal_achieved"],
     "properties": {"reasoning": {"type": "string"}, "message": {"type": "string"},
                    "goal_achieved": {"type": "boolean"}}}}
+
+# The built-in helpers: (id, role, params), on the local connector.
+HELPERS: list[tuple[str, str, dict[str, Any]]] = [
+    ("judge", "validator", {"max_tokens": 200}),
+    ("short-judge", "validator", {"max_tokens": 16}),
+    ("schema-judge", "validator", {"max_tokens": 200, "response_format": VERDICT_FORMAT}),
+    ("sim", "simulator", {"max_tokens": 120}),
+    ("short-sim", "simulator", {"max_tokens": 12}),
+    ("schema-sim", "simulator", {"max_tokens": 120, "response_format": TURN_FORMAT}),
+    ("gen", "generator", {"max_tokens": 400}),
+    ("short-gen", "generator", {"max_tokens": 24}),
+]
+
+
+def config(base_url: str) -> str:
+    """agenttest.yaml: the assistant (streamed and not) and every helper of HELPERS."""
+    helpers = "".join(f"  {agent_id}:\n    builtin: {role}\n    connector: local\n    params: {json.dumps(params)}\n"
+                      for agent_id, role, params in HELPERS)
+    return CONFIG.format(base_url=base_url, price=PRICE) + helpers
+
 
 SYSTEM = "You are the support assistant of ACME's online shop. Refunds are possible within 30 days. Be brief.\n"
 
@@ -261,9 +249,7 @@ def main() -> int:
         return 0
     project = options.workdir
     project.mkdir(parents=True, exist_ok=True)
-    (project / "agenttest.yaml").write_text(CONFIG.format(base_url=options.base_url, price=PRICE,
-                                                          verdict_format=json.dumps(VERDICT_FORMAT),
-                                                          turn_format=json.dumps(TURN_FORMAT)))
+    (project / "agenttest.yaml").write_text(config(options.base_url))
     (project / "system.md").write_text(SYSTEM)
     shutil.rmtree(project / "cassettes", ignore_errors=True)
     runs = []
