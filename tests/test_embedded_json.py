@@ -141,3 +141,18 @@ def test_default_limit_is_two_hundred_thousand_characters() -> None:
 def test_values_keep_their_json_types() -> None:
     assert embedded_json('{"t": true, "f": false, "n": null, "i": 1, "x": 1.5, "s": "é"}') == [
         {"t": True, "f": False, "n": None, "i": 1, "x": 1.5, "s": "é"}]
+
+
+def test_an_apostrophe_inside_a_repaired_object_does_not_swallow_the_next_one() -> None:
+    text = '{"note": "x", it\'s off} {"passed": true, "reason": "real"} and that\'s all}'
+    assert {"passed": True, "reason": "real"} in embedded_json(text)
+
+
+def test_a_single_quoted_string_keeps_the_brackets_inside_it() -> None:
+    assert embedded_json("{'reason': 'the } is wrong', 'passed': false}") == [
+        {"reason": "the } is wrong", "passed": False}]
+
+
+def test_an_escaped_apostrophe_inside_a_single_quoted_string_does_not_end_it() -> None:
+    assert embedded_json("{'reason': 'don\\'t } stop', 'passed': true}") == [
+        {"reason": "don't } stop", "passed": True}]

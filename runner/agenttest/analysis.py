@@ -30,6 +30,14 @@ def stability_class(pass_rate: float) -> str:
     return "highly_unstable"
 
 
+def stability_label(passed: int, counted: int) -> str:
+    """The stability class as a reader should take it: Yao calls a case that failed every one of its runs
+    `highly_unstable`, but it is the steadiest failure there is: `stably failing` (with two runs or more)."""
+    if passed == 0 and counted >= 2:
+        return "stably failing"
+    return stability_class(100.0 * passed / counted if counted else 0.0).replace("_", " ")
+
+
 def case_verdict(runs: Sequence[CaseResult], min_pass_rate: float = 100.0) -> CaseResult:
     """One case's result over its runs. A single run is its own result. Over several, the case passes when at
     least `min_pass_rate` percent of its counted runs pass — runs that failed outside the agent (infra) are not
@@ -81,6 +89,7 @@ def stability_row(result: CaseResult, runs: Sequence[CaseResult], min_pass_rate:
         "id": result.id, "file": result.file, "line": result.line,
         "runs": len(ran), "passed": passed, "failed": len(counted) - passed,
         "pass_rate": round(pass_rate, 2), "stability_class": stability_class(pass_rate),
+        "stability_label": stability_label(passed, len(counted)),
         "flaky": 0 < passed < len(counted),
         "counted_as": "passed" if counted and pass_rate >= min_pass_rate else "failed",
         "infra_errors": len(ran) - len(counted),

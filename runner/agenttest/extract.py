@@ -21,6 +21,9 @@ Deliberate divergences from Go:
   JSON, and counts when it gives an object or array; Go reads it only as JSON and finds nothing.
 - Strict JSON rejects `NaN` and `Infinity`, as Go's decoder does (a repair may still produce them).
 - No input raises: anything a parser throws (including recursion limits) means "no data in this block".
+
+Helper agents' replies are read from their end instead (`last_object`, `last_yaml`): a judge's verdict is the
+object its reply ends with, whatever the output under test it quoted before it.
 """
 
 from __future__ import annotations
@@ -28,10 +31,14 @@ from __future__ import annotations
 import datetime
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 
 import yaml
 
+from .bounds import MAX_DEPTH
+
+_BRACKETS = re.compile(r"[{}\[\]]")
 _FENCE = re.compile(r"```(\w*)\s*\n?(.*?)\n?```", re.DOTALL | re.ASCII)
 _DATA_LANGUAGES = ("json", "yaml", "yml")
 
@@ -82,20 +89,71 @@ def embedded_json(text: str, limit: int = 200_000) -> list[Any]:
     return found
 
 
+def last_object(text: str, wanted: Callable[[dict[str, Any]], bool], limit: int = 200_000) -> dict[str, Any] | None:
+    """The object a reply ends with — what a helper answers after its reasoning — read backwards from the end of
+    `text` (its last `limit` characters), so nothing written before it (a quoted output holding a forged answer,
+    brackets that never close, a stray quote) can hide it or stand in for it. Objects `wanted` rejects are passed
+    over (a helper may add one after its answer). Returns None when there is no wanted object, when a `{` after it
+    starts no readable object (the answer itself is broken: what comes before it is no answer), or after
+    _MAX_MISSES closing braces that end no object (they are tried from the end: the tail is never given up)."""
+    text = text[-limit:]
+    end, misses = len(text), 0
+    while misses < _MAX_MISSES:
+        last = text.rfind("}", 0, end)
+        if last < 0 or text.find("{", last + 1, end) >= 0:
+            return None
+        start = _opening(text, last)
+        value = None
+        # Read backwards and forwards, the span must be the same one: a repair never reaches past it.
+        if start is not None and text[start] == "{" and _closing(text, start) == last + 1:
+            value = _parse_embedded(text[start:last + 1])
+        if not isinstance(value, dict):
+            misses += 1
+            end = last
+        elif wanted(value):
+            return value
+        else:
+            end = start
+    return None
+
+
+def unfinished_json(text: str) -> bool:
+    """Whether `text` is the start of a JSON object or array that was cut off: it opens one and never closes it
+    (what a model writes when its token limit stops it mid-value)."""
+    start = len(text) - len(text.lstrip())
+    return text[start:start + 1] in ("{", "[") and _closing(text, start) is None
+
+
+def last_yaml(text: str) -> Any | None:
+    """The YAML answer a reply ends with (`passed: true`, for helpers that answer in YAML): the text after its last
+    fence when that text is YAML, else its last fenced block when that is YAML, else None. Fences are paired from
+    the end, so an unclosed fence quoted earlier cannot pair with the answer's own; JSON is never read here (a
+    repair of text that starts before the answer could read what the output under test wrote: `last_object` reads
+    JSON from the end)."""
+    markers = [match.start() for match in re.finditer("```", text)]
+    tail = (text[markers[-1] + 3:] if markers else text).strip()
+    if tail and _detect_language(tail) == "yaml":
+        return _as_container(_load_yaml(tail))
+    if len(markers) < 2:
+        return None
+    blocks = _blocks(text[markers[-2]:markers[-1] + 3])
+    return _as_container(_load_yaml(blocks[0][1])) if blocks and blocks[0][0] in ("yaml", "yml") else None
+
+
 def _closing(text: str, start: int) -> int | None:
     """The end (exclusive) of the bracketed value starting at `start`, strings and escapes respected."""
-    depth, in_string, escaped, quote = 0, False, False, ""
+    depth, quote, escaped = 0, "", False
     for index in range(start, len(text)):
         char = text[index]
-        if in_string:
+        if quote:
             if escaped:
                 escaped = False
             elif char == "\\":
                 escaped = True
-            elif char == quote:
-                in_string = False
-        elif char in "\"'" and depth:
-            in_string, quote = True, char
+            elif char == quote and (quote == '"' or _ends_single_quoted(text, index)):
+                quote = ""
+        elif depth and (char == '"' or (char == "'" and _starts_single_quoted(text, index))):
+            quote = char
         elif char in "{[":
             depth += 1
         elif char in "}]":
@@ -103,6 +161,67 @@ def _closing(text: str, start: int) -> int | None:
             if depth == 0:
                 return index + 1
     return None
+
+
+def _opening(text: str, last: int) -> int | None:
+    """The start of the bracketed value whose closing bracket is at `last`, found reading backwards with the
+    string rules of `_closing`, or None when no opening bracket matches it."""
+    depth, index = 0, last
+    while index >= 0:
+        char = text[index]
+        if char == '"':
+            index = _string_start(text, index)
+        elif char == "'" and _ends_single_quoted(text, index):
+            index = _single_quoted_start(text, index)
+        elif char in "}]":
+            depth += 1
+        elif char in "{[":
+            depth -= 1
+            if depth == 0:
+                return index
+        if index is None:
+            return None
+        index -= 1
+    return None
+
+
+def _string_start(text: str, end: int) -> int | None:
+    """The opening quote of the double-quoted string whose closing quote is at `end`: the nearest `"` before it that
+    no backslash escapes."""
+    index = text.rfind('"', 0, end)
+    while index >= 0 and _escaped(text, index):
+        index = text.rfind('"', 0, index)
+    return index if index >= 0 else None
+
+
+def _single_quoted_start(text: str, end: int) -> int | None:
+    index = text.rfind("'", 0, end)
+    while index >= 0 and not _starts_single_quoted(text, index):
+        index = text.rfind("'", 0, index)
+    return index if index >= 0 else None
+
+
+def _escaped(text: str, index: int) -> bool:
+    backslashes = 0
+    while index - backslashes > 0 and text[index - backslashes - 1] == "\\":
+        backslashes += 1
+    return backslashes % 2 == 1
+
+
+# A single quote delimits a string (JSON as Python or JavaScript write it) only where a key or a value may start or
+# end; anywhere else it is an apostrophe (`don't`, `it's`), which must neither hide brackets nor swallow what follows.
+def _starts_single_quoted(text: str, index: int) -> bool:
+    before = index - 1
+    while before >= 0 and text[before].isspace():
+        before -= 1
+    return before >= 0 and text[before] in "{[,:"
+
+
+def _ends_single_quoted(text: str, index: int) -> bool:
+    after = index + 1
+    while after < len(text) and text[after].isspace():
+        after += 1
+    return after < len(text) and text[after] in ",:}]"
 
 
 def _parse_embedded(candidate: str) -> Any | None:
@@ -206,12 +325,24 @@ def _parse(content: str, yaml_block: bool) -> Any | None:
 
 
 def _repair(content: str) -> Any | None:
+    if _nests_deeper(content, MAX_DEPTH):     # json_repair takes a second per thousand levels; no answer nests so deep
+        return None
     try:
         import json_repair  # only when a reply needs repairing
 
         return json_repair.loads(content)
     except Exception:  # the repairer has its own failure modes (nesting depth, odd input); none may escape
         return None
+
+
+def _nests_deeper(content: str, limit: int) -> bool:
+    """Whether the brackets in `content` (counted as they come, strings or not) nest deeper than `limit`."""
+    depth = 0
+    for match in _BRACKETS.finditer(content):
+        depth += 1 if match.group() in "{[" else -1
+        if depth > limit:
+            return True
+    return False
 
 
 def _as_container(value: Any) -> Any | None:

@@ -20,7 +20,8 @@ def format_usd(value: float) -> str:
 @dataclass(slots=True)
 class Usage:
     """Calls and tokens per role. A call served from the cache counts as a call and as `cached`, but its tokens
-    were not spent by this run and are not added."""
+    were not spent by this run and are not added. `estimated` counts the calls whose tokens are an estimate (their
+    agent reported none: `agents.meter.estimated_usage`)."""
 
     roles: dict[str, dict[str, int]] = field(default_factory=dict)
 
@@ -68,7 +69,8 @@ def total_tokens(counts: Mapping[str, int]) -> int:
 
 
 def usage_line(usage: Mapping[str, Mapping[str, int]]) -> str:
-    """`target: 6 calls, 1,234 tokens · judge: 5 calls (3 cached), 567 tokens`, for every role that was called."""
+    """`target: 6 calls, 1,234 tokens · judge: 5 calls (3 cached), ~567 tokens (2 estimated)`, for every role that
+    was called."""
     parts = []
     for role, counts in usage.items():
         calls = counts.get("calls", 0)
@@ -77,9 +79,15 @@ def usage_line(usage: Mapping[str, Mapping[str, int]]) -> str:
             text += f" ({counts['cached']} cached)"
         tokens = total_tokens(counts)
         if tokens:
-            text += f", {tokens:,} tokens"
+            estimated = counts.get("estimated")
+            text += f", ~{tokens:,} tokens ({estimated} estimated)" if estimated else f", {tokens:,} tokens"
         parts.append(text)
     return " · ".join(parts)
+
+
+def estimated_roles(usage: Mapping[str, Mapping[str, int]] | None) -> set[str]:
+    """The roles some of whose tokens are an estimate."""
+    return {role for role, counts in (usage or {}).items() if isinstance(counts, Mapping) and counts.get("estimated")}
 
 
 def _ordered(roles: Mapping[str, object]) -> list[str]:

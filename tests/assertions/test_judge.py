@@ -60,6 +60,8 @@ class Pool:
 
     def credentials(self, agent_id: str, connector: str | None = None) -> list[str]:
         return self.secrets
+    def token_limit(self, agent_id: str, connector: str | None = None) -> str | None:
+        return None
 
 
 def prepared(value: Any = "the reply greets the user", use: Any = f"agents:{JUDGE}", **fields: Any) -> AssertionSpec:
@@ -289,9 +291,18 @@ def test_threshold_with_a_reply_missing_a_score_is_an_error() -> None:
     assert JUDGE in result.message
 
 
-@pytest.mark.parametrize(("score", "passed"), [(0.5, True), (1.0, True), (0.49, False), (0.0, False)])
-def test_score_only_reply_without_threshold_decides_at_one_half(score: float, passed: bool) -> None:
-    assert judged(ScriptedJudge({"score": score})).passed is passed
+@pytest.mark.parametrize("score", [0.0, 0.49, 0.5, 0.9, 1.0])
+def test_score_only_reply_without_threshold_is_a_judge_error(score: float) -> None:
+    result = judged(ScriptedJudge({"score": score}))
+    assert (result.passed, result.error_kind) == (False, "judge")
+    assert result.message == f"judge {JUDGE}: its verdict has no 'passed' (a score decides only with options.threshold)"
+
+
+def test_a_reply_cut_off_at_an_unknown_token_limit_is_a_judge_error_saying_so() -> None:
+    result = judged(ScriptedJudge(AgentResponse(content='{"passed": true, "reason": "looks', finish_reason="length")))
+    assert (result.passed, result.error_kind) == (False, "judge")
+    assert result.message == (f"judge {JUDGE}: its reply was cut off at its token limit (finish_reason: length): "
+                              "raise max_tokens")
 
 
 def test_passed_wins_over_score_without_threshold() -> None:
@@ -331,7 +342,8 @@ def test_samples_tie_does_not_pass() -> None:
 
 
 def test_samples_scores_are_averaged() -> None:
-    judge = ScriptedJudge({"score": 0.6}, {"score": 0.9}, {"score": 0.9})
+    judge = ScriptedJudge({"passed": True, "score": 0.6}, {"passed": True, "score": 0.9},
+                          {"passed": True, "score": 0.9})
     result = judged(judge, prepared(options={"samples": 3}))
     assert result.score == 0.8
 
@@ -498,12 +510,14 @@ def test_cache_keeps_each_sample_separately(tmp_path: Path) -> None:
     assert [sample["reason"] for sample in second.details["samples"]] == ["a", "b", "c"]
 
 
-def test_cache_serves_a_first_sample_to_a_single_sample_assertion(tmp_path: Path) -> None:
-    judge = ScriptedJudge({"passed": True, "reason": "a"}, {"passed": False, "reason": "b"})
+def test_cache_never_serves_a_sample_as_the_single_answer(tmp_path: Path) -> None:
+    judge = ScriptedJudge({"passed": True, "reason": "a"}, {"passed": False, "reason": "b"},
+                          {"passed": False, "reason": "c"})
     judged(judge, prepared(options={"samples": 2}), helpers=cached_caller(judge, tmp_path))
     single = judged(judge, helpers=cached_caller(judge, tmp_path))
-    assert len(judge.requests) == 2
-    assert (single.passed, single.message) == (True, "a")
+    assert len(judge.requests) == 3          # samples are asked as samples (above temperature 0 for a built-in)
+    assert [request.options["metadata"].get("samples") for request in judge.requests] == [2, 2, None]
+    assert (single.passed, single.message) == (False, f"judge {JUDGE}: c")
 
 
 def test_cache_trusts_only_entries_written_with_the_same_credentials_and_says_so_once(tmp_path: Path) -> None:

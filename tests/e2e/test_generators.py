@@ -35,6 +35,10 @@ CONFIG = """
       sim:
         builtin: simulator
         connector: brain
+      short-gen:
+        builtin: generator
+        connector: brain
+        params: {max_tokens: 24}
     """
 
 ECHO = '''
@@ -151,6 +155,16 @@ def test_a_generator_that_writes_nothing_is_an_error_of_its_own_and_the_other_ca
     assert failed["error"] == ("generator gen: its reply holds no test cases (an array, or an object with 'cases'): "
                                "I could not think of any cases.")
     assert result.result("file-case")["status"] == "passed" and result.code == 1
+
+
+def test_a_generator_reply_cut_off_at_its_token_limit_is_a_generator_error_never_a_case(
+        project: Project, brain: tuple[HelperBrain, FakeOpenAI]) -> None:
+    result = run(project, brain[1], "-i", "agents:short-gen?count=3")
+    [failed] = result.report["results"]
+    assert (failed["status"], failed["error_kind"]) == ("error", "generator")
+    assert failed["error"] == ("generator short-gen: its reply was cut off at its token limit (max_tokens 24): "
+                               "raise it")
+    assert target_calls(project) == [] and result.code == 1
 
 
 def test_a_script_generator_gets_the_target_and_its_parameters(project: Project,

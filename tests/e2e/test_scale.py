@@ -99,6 +99,12 @@ def test_runs_give_each_case_a_verdict_over_its_runs_with_stability_and_pass_k(p
     assert half["stability"]["stability_class"] == "unstable" and half["stability"]["flaky"] is True
     rows = {row["id"]: row for row in report["stability_results"]}
     assert rows["flaky"]["counted_as"] == "passed" and rows["broken"]["stability_class"] == "highly_unstable"
+    # Yao's class for 0 of 4 is kept; what every artifact shows says what it is: the steadiest failure.
+    assert [rows[name]["stability_label"] for name in ("steady", "flaky", "half", "broken")] == [
+        "stable", "unstable", "unstable", "stably failing"]
+    assert "- 0/4 runs passed (0%), stably failing" in result.stdout
+    summary_md = (project.root / "agenttest-results" / "summary.md").read_text()
+    assert "% | stably failing |" in summary_md and "highly unstable" not in summary_md + result.stdout
     # Every run has its own chat id; the runs of a case run side by side; the skipped case is never called.
     made = calls(project)
     assert len(made) == 16 and len({c["chat"] for c in made}) == 16

@@ -9,18 +9,22 @@ as an LLM would, following rules written into that JSON, so a test states the be
   fence, `[judge:trailing-comma]`, `[judge:yaml]`, `[judge:no-json]`, `[judge:no-verdict]`, `[judge:bad-score]`,
   `[judge:score=0.6]` (and no `passed`), `[judge:votes=PFP]` (the n-th call with these criteria votes P or F),
   `[judge:slow=SECONDS]`, `[judge:status=500]`, `[judge:quote-output]` (the output is quoted, JSON and all, before
-  the real verdict).
+  the real verdict), `[judge:copy-example]` (the example verdict at the end of the prompt, copied as a weak model
+  does). Votes differ only at a temperature above 0: at 0 every sample votes as the first.
 - **Simulator** (`turn_number` in the message): `extra.script` lists the user's turns, the case's `input` (when it
   has one) included; the next one is picked by how many user messages the conversation has. After the script,
   or when the last agent message contains `extra.done_when`, it says the goal is achieved. The goal may hold
   markers: `[sim:plain]` (answer in plain text, no JSON), `[sim:empty]`, `[sim:input-key]` (Yao's DESIGN `input`
-  key), `[sim:slow=SECONDS]`, `[sim:status=500]`, `[sim:never-done]` (keeps repeating the last line).
+  key), `[sim:slow=SECONDS]`, `[sim:status=500]`, `[sim:never-done]` (keeps repeating the last line),
+  `[sim:quote-agent]` (the agent's last message is quoted, JSON and all, before the real turn),
+  `[sim:copy-example]` (the prompt's example turn, copied).
 - **Generator** (`target_agent` in the message): `count` cases `{focus}-{i}` whose input is `generated {i}` and
   whose assertion is `contains "echo"`. `extra.slow=SECONDS` answers late, `extra.invalid=i` makes case i
   invalid, `extra.dynamic=true` makes the last case a conversation, `extra.prose=true` answers in prose around a
   fenced array, `extra.no_json=true` answers without any.
 
-Every reply goes through the real wire format (JSON or SSE) of `openai_server.completion`.
+Every reply goes through the real wire format (JSON or SSE) of `openai_server.completion`, so a request's
+`max_tokens` cuts it off (`finish_reason: "length"`) as a real server would.
 """
 
 from __future__ import annotations
@@ -63,11 +67,11 @@ class HelperBrain:
         self.prompts[role] = system
         self.bodies[role].append(body)
         handler = {"simulator": self._simulate, "generator": self._generate, "judge": self._judge}[role]
-        return await handler(request, body, asked)
+        return await handler(request, body, asked, system)
 
     # -- judge ---------------------------------------------------------------------------------------------------
 
-    async def _judge(self, request: web.Request, body: Any, asked: dict[str, Any]) -> web.StreamResponse:
+    async def _judge(self, request: web.Request, body: Any, asked: dict[str, Any], system: str) -> web.StreamResponse:
         self.calls["judge"] += 1
         criteria = asked.get("criteria")
         text = criteria if isinstance(criteria, str) else json.dumps(criteria)
@@ -81,9 +85,9 @@ class HelperBrain:
         found = [p for p in phrases if p.lower() in output_text]
         missing = [p for p in phrases if p.lower() not in output_text]
         passed = not missing
-        if "votes" in markers:
+        if "votes" in markers:        # at temperature 0 (or none given) a model answers the same every time
             pattern = markers["votes"]
-            index = self._votes[text]
+            index = self._votes[text] if (body.get("temperature") or 0) > 0 else 0
             self._votes[text] += 1
             passed = pattern[index % len(pattern)] == "P"
         score = round(len(found) / len(phrases), 2) if phrases else 1.0
@@ -110,11 +114,14 @@ class HelperBrain:
             reply = "The reply looks fine to me."
         elif "quote-output" in markers:
             reply = f"The output was: {output if isinstance(output, str) else json.dumps(output)}\nVerdict: {reply}"
+        if "copy-example" in markers:
+            reply = copied_example(system)
         return await completion(reply, usage=(100, 20))(request, body)
 
     # -- simulator -----------------------------------------------------------------------------------------------
 
-    async def _simulate(self, request: web.Request, body: Any, asked: dict[str, Any]) -> web.StreamResponse:
+    async def _simulate(self, request: web.Request, body: Any, asked: dict[str, Any],
+                        system: str) -> web.StreamResponse:
         self.calls["simulator"] += 1
         extra = asked.get("extra") or {}
         markers = _markers(str(asked.get("goal", "")), "sim")
@@ -132,14 +139,20 @@ class HelperBrain:
             return await completion(message, usage=(60, 10))(request, body)
         if "empty" in markers:
             return await completion('{"message": "", "goal_achieved": false}')(request, body)
+        if "copy-example" in markers:
+            return await completion(copied_example(system), usage=(60, 10))(request, body)
         key = "input" if "input-key" in markers else "message"
         reply = {"reasoning": f"turn {asked.get('turn_number')}", key: "" if done else message,
                  "goal_achieved": done}
-        return await completion(json.dumps(reply), usage=(60, 10))(request, body)
+        text = json.dumps(reply)
+        if "quote-agent" in markers:
+            text = f"The agent said: {last_agent}\nMy next turn: {text}"
+        return await completion(text, usage=(60, 10))(request, body)
 
     # -- generator -----------------------------------------------------------------------------------------------
 
-    async def _generate(self, request: web.Request, body: Any, asked: dict[str, Any]) -> web.StreamResponse:
+    async def _generate(self, request: web.Request, body: Any, asked: dict[str, Any],
+                        system: str) -> web.StreamResponse:
         self.calls["generator"] += 1
         extra = asked.get("extra") or {}
         if extra.get("slow"):
@@ -162,6 +175,14 @@ class HelperBrain:
         if extra.get("no_json"):
             reply = "I could not think of any cases."
         return await completion(reply, usage=(300, 200))(request, body)
+
+
+def copied_example(system: str) -> str:
+    """What a weak model in JSON mode answers when it copies the example reply at the end of its prompt: the
+    example's strings verbatim, a bare placeholder (`<true or false>`) filled in with a plausible value."""
+    example = system[system.rindex('{"reasoning"'):system.rindex("}") + 1]
+    filled = re.sub(r'(?<!")<[^<>"]*>(?!")', lambda m: "true" if "true" in m.group() else "0.5", example)
+    return json.dumps(json.loads(filled))
 
 
 def _payload(messages: list[dict[str, Any]]) -> dict[str, Any]:

@@ -1,7 +1,12 @@
 """A local OpenAI-compatible Chat Completions server that speaks the real wire format (JSON and SSE, tool calls,
 usage) and checks both directions against the `openai` package's own types, so it cannot drift from the real API:
 every request it receives is validated as `completion_create_params` (plus the API's tool-message pairing rule),
-every completion and chunk it sends is validated as `ChatCompletion` / `ChatCompletionChunk`."""
+every completion and chunk it sends is validated as `ChatCompletion` / `ChatCompletionChunk`.
+
+It behaves as the third-party servers seen in the wild do (llama-cpp-python's server, issue 26): a request's
+`max_tokens` (or `max_completion_tokens`) cuts the reply at that many tokens of CHARS_PER_TOKEN characters —
+text with `finish_reason: "length"`, a tool call's arguments cut as well but still reported as `"tool_calls"` —
+and `FakeOpenAI(stream_usage=False)` ignores `stream_options.include_usage`: its streams carry no usage chunk."""
 
 from __future__ import annotations
 
@@ -38,6 +43,8 @@ _MESSAGE_TYPES: dict[str, Any] = {
     "tool": ChatCompletionToolMessageParam, "function": ChatCompletionFunctionMessageParam,
 }
 _ids = itertools.count(1)
+CHARS_PER_TOKEN = 4
+STREAM_USAGE = web.AppKey("stream_usage", bool)
 
 Content = str | Callable[[dict[str, Any]], str] | None
 
@@ -159,6 +166,11 @@ def completion(content: Content = "", tool_calls: list[tuple[str, Any]] | None =
         base = {"id": f"chatcmpl-{next(_ids)}", "created": int(time.time()), "model": model or body["model"],
                 "system_fingerprint": "fp_fake"}
         reason = finish_reason or ("tool_calls" if calls else "stop")
+        limit = body.get("max_completion_tokens") or body.get("max_tokens")
+        if isinstance(limit, int) and text and len(text) > limit * CHARS_PER_TOKEN:
+            text, reason = text[:limit * CHARS_PER_TOKEN], "length"
+        if isinstance(limit, int):
+            calls = [(call_id, name, arguments[:limit * CHARS_PER_TOKEN]) for call_id, name, arguments in calls]
         prompt_tokens, completion_tokens = usage
         usage_object = {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
                         "total_tokens": prompt_tokens + completion_tokens,
@@ -195,7 +207,7 @@ def completion(content: Content = "", tool_calls: list[tuple[str, Any]] | None =
         else:
             chunks += [c for group in pieces for c in group]
         chunks.append(chunk({}, reason))
-        if (body.get("stream_options") or {}).get("include_usage"):
+        if (body.get("stream_options") or {}).get("include_usage") and request.app.get(STREAM_USAGE, True):
             chunks.append({**base, "object": "chat.completion.chunk", "choices": [], "usage": usage_object})
         for item in chunks:
             ChatCompletionChunk.model_validate(item)
@@ -212,11 +224,13 @@ def completion(content: Content = "", tool_calls: list[tuple[str, Any]] | None =
 
 class FakeOpenAI(ScriptedServer):
     """`base_url` is what a connector points at. Replies come from `enqueue(...)`, then the default: an echo of the
-    last user message. A request the real API would reject gets its 400 and is listed in `invalid`."""
+    last user message. A request the real API would reject gets its 400 and is listed in `invalid`. With
+    `stream_usage=False` streams never carry usage, whatever the request asks."""
 
-    def __init__(self, default: Reply | None = None) -> None:
+    def __init__(self, default: Reply | None = None, *, stream_usage: bool = True) -> None:
         super().__init__("/v1/chat/completions",
                          default or completion(lambda body: f"echo: {last_user_text(body)}"))
+        self.app[STREAM_USAGE] = stream_usage
         self.invalid: list[str] = []
 
     @property

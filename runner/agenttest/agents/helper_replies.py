@@ -1,26 +1,34 @@
 """What helper agents answer, read robustly (README: Helper agents): a judge's verdict, a simulated user's next
 message, a generator's test cases.
 
-A reply is the response's structured `data` when it has some, else its `content`. Text is searched for JSON
-anywhere in it — fenced or bare, prose around it, trailing commas repaired — and the last object with the expected
-keys wins (a judge reasons first and gives its verdict last; an object quoted from the output under test comes
-before it). A reply that holds no usable answer is a HelperError, never a default verdict.
+A reply is the response's structured `data` when it has some, else its `content`. Text is read from its end: the
+answer is the last JSON object in it — fenced or bare, prose around it, trailing commas repaired — that speaks the
+helper's protocol (a judge reasons first and gives its verdict last; an object quoted from the output under test
+comes before it, and nothing before the answer can change it). A reply that holds no usable answer is a
+HelperError, never a default verdict.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import HelperError
-from ..extract import embedded_json, extract_json
+from ..extract import embedded_json, extract_json, last_object, last_yaml
 from .base import AgentResponse
+from .builtin import example_placeholders
 from .replies import snippet
 
 _SCANNED = 200_000     # characters at the end of a reply searched for its answer
+# The keys of each helper's answer: the last object holding any of them is the answer (a later object without
+# them, say a quoted example, is passed over; an earlier one is never reached).
+_JUDGE_KEYS = ("passed", "score", "reason", "reasoning", "suggestions")
+_SIMULATOR_KEYS = ("message", "input", "goal_achieved", "reasoning")
+_PLACEHOLDER = re.compile(r"<[^<>]* [^<>]*>")     # `<words of an example>`: a template's blank, never an answer
 _TRUE = {"true", "yes", "pass", "passed"}
 _FALSE = {"false", "no", "fail", "failed"}
 
@@ -58,13 +66,14 @@ def reply_value(response: AgentResponse) -> Any:
 def read_judge(response: AgentResponse) -> JudgeReply:
     """The verdict in a judge's reply. HelperError (kind `judge`) when there is none, or it is malformed."""
     value = reply_value(response)
-    verdict = _last_object(value, ("passed", "score"))
+    verdict = _last_object(value, _JUDGE_KEYS)
     if verdict is None and isinstance(value, str):
-        found = extract_json(value)          # a judge may answer in YAML (`passed: true`)
-        verdict = found if isinstance(found, dict) and ("passed" in found or "score" in found) else None
-    if verdict is None:
+        found = last_yaml(value)          # a judge may answer in YAML (`passed: true`)
+        verdict = found if isinstance(found, dict) and any(key in found for key in _JUDGE_KEYS) else None
+    if verdict is None or not ("passed" in verdict or "score" in verdict):
         raise HelperError(f"its reply holds no verdict (a JSON object with 'passed' or 'score'): "
                           f"{_shown(value)}", "judge")
+    _not_the_example(verdict, ("reasoning", "reason", "suggestions"), "judge")
     passed = _boolean(verdict["passed"], "passed", "judge") if verdict.get("passed") is not None else None
     score = _score(verdict.get("score")) if verdict.get("score") is not None else None
     if passed is None and score is None:
@@ -80,12 +89,13 @@ def read_simulator(response: AgentResponse) -> SimulatorReply:
     """The next user message in a simulator's reply; a reply with no JSON is the message itself. HelperError (kind
     `simulator`) when there is no message and the goal is not said to be achieved."""
     value = reply_value(response)
-    turn = _last_object(value, ("message", "input", "goal_achieved"))
+    turn = _last_object(value, _SIMULATOR_KEYS)
     if turn is None:
         text = value if isinstance(value, str) else "" if value is None else json.dumps(value, ensure_ascii=False)
         if not text.strip():
             raise HelperError("its reply is empty", "simulator")
         return SimulatorReply(message=text.strip())
+    _not_the_example(turn, ("reasoning", "message", "input"), "simulator")
     message = turn.get("message") if turn.get("message") is not None else turn.get("input")
     if message is not None and not isinstance(message, str):
         message = json.dumps(message, ensure_ascii=False)
@@ -130,8 +140,7 @@ def _cases(value: Any) -> list[Any] | None:
 
 def _last_object(value: Any, keys: tuple[str, ...]) -> dict[str, Any] | None:
     """`value` itself when it is an object with one of `keys`; in text, the whole text when it is such an object,
-    else the last such JSON object in its tail. The tail, because the answer comes last: a long reply that quotes
-    the output under test first must not hide the real verdict behind the search's limit."""
+    else the last such JSON object in its tail (`extract.last_object`, read from the end)."""
     if isinstance(value, dict):
         return value if any(key in value for key in keys) else None
     if not isinstance(value, str):
@@ -139,9 +148,7 @@ def _last_object(value: Any, keys: tuple[str, ...]) -> dict[str, Any] | None:
     whole = _whole_object(value)
     if whole is not None:
         return whole if any(key in whole for key in keys) else None
-    found = [obj for obj in embedded_json(value[-_SCANNED:]) if isinstance(obj, dict)
-             and any(key in obj for key in keys)]
-    return found[-1] if found else None
+    return last_object(value, lambda found: any(key in found for key in keys), limit=_SCANNED)
 
 
 def _whole_object(text: str) -> dict[str, Any] | None:
@@ -158,6 +165,22 @@ def _whole_object(text: str) -> dict[str, Any] | None:
 
 def _not_json(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
+
+
+def _not_the_example(answer: dict[str, Any], keys: tuple[str, ...], kind: str) -> None:
+    """HelperError when a text of the answer is a placeholder of the built-in prompts' example, brackets or not
+    (`your check of each part of the criteria, …`), or has a placeholder's shape — words in angle brackets, as a
+    model writes when it copies one loosely (`<a concrete change to the agent that would make it meet your
+    requirements>`): the model copied the example instead of answering, and its copy must not pass for a verdict
+    or a user's turn."""
+    placeholders = example_placeholders()
+    for key in keys:
+        values = answer.get(key) if isinstance(answer.get(key), list) else [answer.get(key)]
+        for value in values:
+            if isinstance(value, str) and (_PLACEHOLDER.fullmatch(value.strip())
+                                           or value.strip().strip("<>").strip().lower() in placeholders):
+                raise HelperError(f"its reply repeats the example of its prompt instead of answering ({key}: "
+                                  f"{_shown(value)})", kind)
 
 
 def _boolean(value: Any, name: str, kind: str) -> bool:

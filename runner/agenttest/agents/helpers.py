@@ -38,6 +38,7 @@ class HelperAgents(Protocol):
     def fingerprint(self, agent_id: str) -> str: ...
 
     def credentials(self, agent_id: str, connector: str | None = None) -> list[str]: ...
+    def token_limit(self, agent_id: str, connector: str | None = None) -> str | None: ...
 
 
 @dataclass
@@ -57,11 +58,12 @@ class HelperCaller:
     case: tuple[str, str] | None = None       # the case the calls are made for (record/replay)
 
     async def ask(self, role: str, agent_id: str, payload: dict[str, Any], read: Callable[[AgentResponse], T], *,
-                  connector: str | None = None, sample: int = 0) -> T:
+                  connector: str | None = None, sample: int = 0, samples: int = 1) -> T:
         """Ask helper `agent_id`, in `role` (judge, simulator, generator), about `payload`, and `read` its reply (a
-        parser that raises HelperError). The reply may come from the cache; it is stored there only once it could
-        be read. Raises HelperError of the role's kind."""
-        request = self.request(role, agent_id, payload, connector=connector)
+        parser that raises HelperError); `sample` of `samples` when it is asked the same several times. The reply
+        may come from the cache; it is stored there only once it could be read. Raises HelperError of the role's
+        kind."""
+        request = self.request(role, agent_id, payload, connector=connector, samples=samples)
         cached_here = self.cache is not None and self.agents.cacheable(agent_id)
         key = HelperCache.key(request, self.agents.fingerprint(agent_id), sample) if cached_here else None
         credentials = self.agents.credentials(agent_id, connector) if cached_here else []
@@ -69,6 +71,7 @@ class HelperCaller:
             cached = self.cache.lookup(key, credentials)
             if cached is not None:
                 try:
+                    self._check_whole(role, agent_id, cached, connector)
                     value = read(cached)
                 except HelperError:
                     self.cache.forget(key)
@@ -82,6 +85,7 @@ class HelperCaller:
             raise
         self.usage.add(role, response.usage)
         try:
+            self._check_whole(role, agent_id, response, connector)
             value = read(response)
         except HelperError as exc:
             raise HelperError(f"{helper_name(role, agent_id)}: {exc.message}", exc.kind) from exc
@@ -90,10 +94,13 @@ class HelperCaller:
         return value
 
     def request(self, role: str, agent_id: str, payload: dict[str, Any], *,
-                connector: str | None = None) -> AgentRequest:
-        """The canonical request a helper gets: the payload as JSON in one user message, its role's `test_mode`."""
+                connector: str | None = None, samples: int = 1) -> AgentRequest:
+        """The canonical request a helper gets: the payload as JSON in one user message, its role's `test_mode`
+        (and `samples`, when it is asked several times, so that it can answer each one afresh)."""
         mode = TEST_MODES[role]
         options: dict[str, Any] = {"skip": dict(_SKIP), "metadata": {"test_mode": mode}}
+        if samples > 1:
+            options["metadata"]["samples"] = samples
         if connector:
             options["connector"] = connector
         chat_id = f"{mode}-{self.context.get('test_id', 'run')}-{secrets.token_hex(4)}"
@@ -101,6 +108,15 @@ class HelperCaller:
         return AgentRequest(agent=agent_id, messages=[{"role": "user", "content": content}], options=options,
                             context={**self.context, "chat_id": chat_id}, deadline=self.deadline, role=role,
                             case=self.case)
+
+    def _check_whole(self, role: str, agent_id: str, response: AgentResponse, connector: str | None) -> None:
+        """A reply cut off at its token limit is no answer, however much of one it looks like: a verdict's score,
+        a user's half sentence, a generator's echo of its request. HelperError of the role's kind."""
+        if response.finish_reason != "length":
+            return
+        limit = self.agents.token_limit(agent_id, connector)
+        raise HelperError(f"its reply was cut off at its token limit ({limit or 'finish_reason: length'}): raise "
+                          f"{'it' if limit else 'max_tokens'}", role)
 
     async def _send(self, role: str, agent_id: str, request: AgentRequest) -> AgentResponse:
         self.waiting_for = f"the {helper_name(role, agent_id)}"

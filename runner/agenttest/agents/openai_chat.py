@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 from ..errors import AgentCallError
+from ..extract import unfinished_json
 from .base import MESSAGE_KEYS, AgentResponse, ToolCall, parse_arguments, usage_counts
 from .replies import snippet
 
@@ -89,13 +90,27 @@ def read_completion(reply: Any, shown: str, *, model: str) -> AgentResponse:
     content = message.get("content")
     if content in (None, "") and isinstance(message.get("refusal"), str):
         content = message["refusal"]
+    calls = [_tool_call(item, i) for i, item in enumerate(message.get("tool_calls") or [])]
+    finish_reason = choice.get("finish_reason") if isinstance(choice.get("finish_reason"), str) else None
+    _refuse_cut_arguments(calls, finish_reason, shown)
     return AgentResponse(
         content=content,
-        tool_calls=[_tool_call(item, i) for i, item in enumerate(message.get("tool_calls") or [])],
-        finish_reason=choice.get("finish_reason") if isinstance(choice.get("finish_reason"), str) else None,
+        tool_calls=calls,
+        finish_reason=finish_reason,
         model=reply.get("model") if isinstance(reply.get("model"), str) else model,
         usage=usage_counts(reply.get("usage")),
     )
+
+
+def _refuse_cut_arguments(calls: list[ToolCall], finish_reason: str | None, shown: str) -> None:
+    """A tool call whose arguments stop mid-JSON was cut off at the token limit — even when the reply says
+    `tool_calls` (llama.cpp does, for a forced call): no call the agent meant, so an AgentCallError saying so."""
+    for call in calls:
+        if isinstance(call.arguments, str) and unfinished_json(call.arguments):
+            said = f", though the reply says finish_reason {finish_reason!r}" if finish_reason != "length" else ""
+            raise AgentCallError(f"the reply from {shown} was cut off: the arguments of tool call {call.name!r} were "
+                                 f"cut off before they were complete ({snippet(call.arguments)}){said}: raise "
+                                 "max_tokens")
 
 
 def tool_step_messages(step: AgentResponse) -> list[dict[str, Any]]:

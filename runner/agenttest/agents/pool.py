@@ -18,7 +18,7 @@ from ..project import ProjectConfig
 from . import builtin, registry
 from .base import Agent
 from .builtin import BuiltinSettings
-from .openai_files import read_tools
+from .openai_files import read_system, read_tools
 from .recorded_config import recorded_config
 
 if TYPE_CHECKING:  # the wrappers are imported when a run records, replays or meters (`validate` needs none)
@@ -136,6 +136,38 @@ class AgentPool:
         found = self.project.connectors.get(name) if name else None
         return found.price if found is not None else None
 
+    def _model_prompt(self, agent_id: str, settings: registry.ProviderSettings | BuiltinSettings) -> str | None:
+        """What a model agent (`builtin:`, `provider: openai`) adds to every request — its system prompt and tool
+        definitions — read from the config as a replay reads it too; None for an agent that is no model."""
+        directory = self.project.directory
+        try:
+            if isinstance(settings, BuiltinSettings):
+                return builtin.prompt_text(agent_id, settings, directory)
+            if settings.provider != "openai":
+                return None
+            tools = read_tools(agent_id, getattr(settings, "tools", None), directory)
+            system = read_system(agent_id, getattr(settings, "system", None), directory) or ""
+        except ConfigError:          # a replay on a checkout without the file: its estimate leaves it out
+            return ""
+        return system + (json.dumps(tools, ensure_ascii=False) if tools else "")
+
+    def token_limit(self, agent_id: str, connector: str | None = None) -> str | None:
+        """The reply-length limit the agent's requests carry (`max_tokens 16`), from its `params` over those of the
+        connector it uses (`connector`, a request's override, else its own; an openai agent switched to another
+        connector has that connector's params alone); None when none is set there."""
+        settings = self._settings(agent_id)
+        own = getattr(settings, "connector", None)
+        if not hasattr(settings, "params"):
+            return None
+        found = self.project.connectors.get(connector or own or "")
+        params = dict(found.params) if found is not None else {}
+        if not connector or connector == own or isinstance(settings, BuiltinSettings):
+            params.update(settings.params)
+        for name in ("max_completion_tokens", "max_tokens"):
+            if params.get(name) is not None:
+                return f"{name} {params[name]}"
+        return None
+
     def _build(self, agent_id: str, settings: registry.ProviderSettings | BuiltinSettings,
                connector_override: str | None, asked_by: str = "", otherwise: str = "") -> Agent:
         if agent_id in self._agents:
@@ -168,6 +200,7 @@ class AgentPool:
             from .meter import MeteredAgent
 
             agent = MeteredAgent(agent, self._meter,
-                                 lambda request: self.price(agent_id, request.options.get("connector")))
+                                 lambda request: self.price(agent_id, request.options.get("connector")),
+                                 prompt=self._model_prompt(agent_id, settings))
         self._agents[agent_id] = agent
         return agent

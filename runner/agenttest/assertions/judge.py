@@ -15,7 +15,6 @@ AGENT_PREFIX = "agents:"
 OPTIONS = ("connector", "metadata", "threshold", "samples")
 RESERVED = ("input", "output", "conversation")     # what the judge is sent of the case, never overridden
 MAX_SAMPLES = 15
-DEFAULT_THRESHOLD = 0.5     # deciding on a score alone, when the judge gives no `passed`
 T = TypeVar("T")
 
 
@@ -89,8 +88,9 @@ async def judge(spec: AssertionSpec, ctx: EvalContext) -> Verdict:
     `use`: `"agents:ID"`, the validator (any agent of agenttest.yaml; `builtin: validator` gives a good one).
     `value`: the criteria (or `options.metadata.criteria`). The validator gets one user message holding
     `{"criteria", "input", "output", "conversation" (in dynamic mode), …options.metadata}` and replies
-    `{"passed", "score", "reason", "suggestions"}`. `options.threshold`: `score ≥ threshold` decides instead of
-    `passed`. `options.samples: N`: ask N times, the majority decides (a tie fails) and the split is reported.
+    `{"passed", "score", "reason", "suggestions"}`; `passed` decides. `options.threshold`: `score ≥ threshold`
+    decides instead, and the verdict needs a score. `options.samples: N`: ask N times (each request says so in
+    `options.metadata.samples`), the majority decides (a tie fails) and the split is reported.
     `options.connector`: the connector the validator uses. A judge that cannot be reached, or whose reply holds no
     verdict, makes the case an `error` (`error_kind: judge`), never a pass or a fail.
     """
@@ -107,7 +107,8 @@ async def judge(spec: AssertionSpec, ctx: EvalContext) -> Verdict:
     payload.update(config.metadata)
     helpers = ctx.helpers
     replies = await _all_or_none([
-        helpers.ask("judge", config.agent_id, payload, read_judge, connector=config.connector, sample=index)
+        helpers.ask("judge", config.agent_id, payload, read_judge, connector=config.connector, sample=index,
+                    samples=config.samples)
         for index in range(config.samples)])
     return _decide(config, replies)
 
@@ -153,9 +154,10 @@ def _sample_passed(config: _Judge, reply: JudgeReply) -> bool:
             raise HelperError(f"{helper_name('judge', config.agent_id)}: its reply has no 'score', and the assertion "
                               f"decides by threshold {config.threshold:g}", "judge")
         return reply.score >= config.threshold
-    if reply.passed is not None:
-        return reply.passed
-    return reply.score is not None and reply.score >= DEFAULT_THRESHOLD
+    if reply.passed is None:     # a score alone has no agreed cut-off: guessing one passed copied examples
+        raise HelperError(f"{helper_name('judge', config.agent_id)}: its verdict has no 'passed' (a score decides "
+                          "only with options.threshold)", "judge")
+    return reply.passed
 
 
 async def _all_or_none(calls: list[Awaitable[T]]) -> list[T]:

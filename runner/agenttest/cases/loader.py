@@ -47,6 +47,7 @@ class Checks:
     default_judge: str | None = None       # `--judge` / `defaults.judge`: the judge of `agent` assertions without `use`
     root: Path | None = None      # every file a case names must lie inside it (set per suite file)
     connectors: Collection[str] | None = None     # the config's connectors (None: no config to check against)
+    pinned_at_zero: Collection[str] = ()          # agents whose `params` fix temperature 0: samples would agree
 
 
 def load_suite(inputs: list[str], *, cwd: Path, project_dir: Path | None = None, exclude: Iterable[Path] = (),
@@ -437,6 +438,11 @@ def _prepared_specs(written: Any, key: str, base_dir: Path, checks: Checks, prob
             problems.append(f"{place}.options.connector: {problem}")
             continue
         notes.extend(f"{place}.{warning}" for warning in spec.warnings)
+        samples = spec.options.get("samples")
+        if spec.helper_agent in checks.pinned_at_zero and isinstance(samples, int) and samples > 1:
+            notes.append(f"{place}.options.samples: agent {spec.helper_agent!r} runs at temperature 0, so its "
+                         f"{samples} samples will most likely agree, at {samples} times the cost: give it a "
+                         "temperature above 0, or leave samples out")
         specs.append(spec)
     return specs
 

@@ -40,7 +40,22 @@ def checks_for(project: ProjectConfig, default_simulator: str | None, default_ju
     agents = {agent_id: settings.builtin if isinstance(settings, BuiltinSettings) else None
               for agent_id, settings in project.agents.items()}
     return Checks(agents=agents, default_simulator=default_simulator, default_judge=default_judge,
-                  connectors=tuple(project.connectors))
+                  connectors=tuple(project.connectors),
+                  pinned_at_zero=[agent_id for agent_id in project.agents if _pinned_at_zero(project, agent_id)])
+
+
+def _pinned_at_zero(project: ProjectConfig, agent_id: str) -> bool:
+    """Whether the agent's requests fix temperature 0: a built-in helper's own `params` (its connector's are
+    overridden by the built-in default, which samples above 0), or an openai agent's params over its connector's."""
+    settings = project.agents[agent_id]
+    params = getattr(settings, "params", None)
+    if params is None:
+        return False
+    if not isinstance(settings, BuiltinSettings):
+        connector = project.connectors.get(getattr(settings, "connector", None) or "")
+        params = {**(connector.params if connector is not None else {}), **params}
+    temperature = params.get("temperature")
+    return not isinstance(temperature, bool) and temperature == 0
 
 
 def prepare_generators(suite: Suite, pool: AgentPool, cwd: Path, *, build: bool = True) -> None:

@@ -25,7 +25,7 @@ from .base import Report, Reporter, RunInfo
 from .ci import artifact_paths
 from .escape import to_text as to_display
 from .github import in_github_actions
-from .verdicts import comparison_line, cost_line, replay_line, run_verdict, stability_line
+from .verdicts import comparison_line, cost_line, replay_line, run_verdict, stability_class_text, stability_line
 
 WIDTH = 63
 PROGRESS_EVERY = 10.0   # seconds between `[Progress: …]` lines when not on a TTY
@@ -126,7 +126,7 @@ class ConsoleReporter(Reporter):
         if tokens:
             self._line(f"  Tokens:    {tokens}")
         if isinstance(summary.get("cost"), dict):
-            self._line(f"  Cost:      {cost_line(summary['cost'])}")
+            self._line(f"  Cost:      {cost_line(summary['cost'], summary.get('usage'))}")
         spent = (summary.get("budget") or {}).get("spent")
         if spent:
             self._line(self._style(f"  ⚠ {spent}: the cases not yet started were skipped", "yellow", bold=True))
@@ -316,7 +316,7 @@ def _runs_note(stability: dict[str, Any] | None) -> str:
     if not stability:
         return ""
     note = (f" - {stability['passed']}/{stability['runs']} runs passed ({stability['pass_rate']:.0f}%), "
-            f"{stability['stability_class'].replace('_', ' ')}")
+            f"{stability_class_text(stability)}")
     return note + (", flaky" if stability.get("flaky") else "")
 
 

@@ -215,7 +215,7 @@ def _header(report: Mapping[str, Any], links: SourceLinks) -> Iterator[str]:
     yield ""
     usage = summary.get("usage")
     if isinstance(usage, Mapping) and usage:
-        cost = f" · **Cost** {md_text(cost_line(dict(summary['cost'])))}" \
+        cost = f" · **Cost** {md_text(cost_line(dict(summary['cost']), usage))}" \
             if isinstance(summary.get("cost"), Mapping) else ""
         yield f"**Tokens** {md_text(usage_line(usage))}{cost}"
         yield ""

@@ -13,7 +13,7 @@ from typing import Any
 
 from ..analysis import exit_code, failures_under_regression, no_case_ran, pass_rate_text, run_ok
 from ..hints import plural
-from ..usage import format_usd
+from ..usage import estimated_roles, format_usd
 from .escape import one_line, preview, to_text
 
 FAILING = ("failed", "error", "timeout")
@@ -154,7 +154,7 @@ def runs_line(result: dict[str, Any]) -> str | None:
                      for run in result.get("runs") or [] if isinstance(run, dict))
     flaky = ", flaky" if stability.get("flaky") else ""
     return (f"Runs: {stability.get('passed')} of {stability.get('runs')} passed ({stability.get('pass_rate'):.0f}%, "
-            f"{str(stability.get('stability_class')).replace('_', ' ')}{flaky}): {marks}")
+            f"{stability_class_text(stability)}{flaky}): {marks}")
 
 
 def is_dynamic(result: dict[str, Any]) -> bool:
@@ -348,10 +348,13 @@ def replay_line(replay: Mapping[str, Any]) -> str:
             "verdicts included, are not the committed ones")
 
 
-def cost_line(cost: dict[str, Any]) -> str:
-    """`$0.0123 (target $0.0100 · judge $0.0023)`."""
-    roles = " · ".join(f"{role} {format_usd(float(value))}" for role, value in cost.items() if role != "total_usd")
-    return format_usd(float(cost.get("total_usd", 0))) + (f" ({roles})" if roles else "")
+def cost_line(cost: dict[str, Any], usage: Mapping[str, Any] | None = None) -> str:
+    """`$0.0123 (target $0.0100 · judge $0.0023)`; `~` marks an amount from estimated tokens (`usage`)."""
+    estimated = estimated_roles(usage)
+    roles = " · ".join(f"{role} {'~' if role in estimated else ''}{format_usd(float(value))}"
+                       for role, value in cost.items() if role != "total_usd")
+    about = "~" if estimated & set(cost) else ""
+    return about + format_usd(float(cost.get("total_usd", 0))) + (f" ({roles})" if roles else "")
 
 
 # The comparison's groups, in the order every report shows them, with their labels.
@@ -368,5 +371,7 @@ def stability_rows(report: Mapping[str, Any]) -> list[Mapping[str, Any]]:
 
 
 def stability_class_text(row: Mapping[str, Any]) -> str:
-    """`mostly_stable` as people read it: `mostly stable`."""
-    return str(row.get("stability_class")).replace("_", " ")
+    """The row's `stability_label` (`mostly stable`, `stably failing`), or its class as people read it in a report
+    written before labels were."""
+    label = row.get("stability_label")
+    return label if isinstance(label, str) else str(row.get("stability_class")).replace("_", " ")

@@ -7,29 +7,45 @@ user's own validator, simulator or generator agent is a drop-in replacement.
 
 from __future__ import annotations
 
+import re
+from dataclasses import replace
+from functools import cache
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...errors import ConfigError
+from ..base import AgentRequest, AgentResponse
 from ..settings import BuiltinSettings, OpenAISettings
 
 if TYPE_CHECKING:
     from ..openai import OpenAIAgent
     from ..registry import ProviderContext
 
-__all__ = ["DEFAULT_PARAMS", "ROLES", "BuiltinSettings", "create", "default_prompt", "prompt_text"]
+__all__ = ["DEFAULT_PARAMS", "ROLES", "SAMPLING_TEMPERATURE", "BuiltinSettings", "SamplingHelper", "create",
+           "default_prompt", "example_placeholders", "is_sample", "prompt_text"]
 
 ROLES = ("validator", "simulator", "generator")
 
 # Judges and simulated users should be repeatable, and every reply is read as JSON. `params` in the config win
 # (a `null` removes one, for servers that reject `response_format`).
 DEFAULT_PARAMS: dict[str, Any] = {"temperature": 0, "response_format": {"type": "json_object"}}
+# A judge asked N times (`options.samples`) samples at this temperature unless its `params` set one: at 0 the N
+# answers would be one answer paid N times.
+SAMPLING_TEMPERATURE = 0.7
 
 
 def default_prompt(role: str) -> str:
     """The built-in prompt of a role (shipped with the package)."""
     return resources.files(__package__).joinpath("prompts", f"{role}.md").read_text(encoding="utf-8")
+
+
+@cache
+def example_placeholders() -> frozenset[str]:
+    """The texts of the `"<…>"` placeholders in the built-in prompts' example replies, without their brackets and
+    in lower case: a reply holding one copied the example instead of answering (weak models do)."""
+    return frozenset(found.strip().lower() for role in ROLES
+                     for found in re.findall(r'"<([^"<>]+)>"', default_prompt(role)))
 
 
 def prompt_text(agent_id: str, settings: BuiltinSettings, config_dir: Path) -> str:
@@ -49,13 +65,56 @@ def prompt_text(agent_id: str, settings: BuiltinSettings, config_dir: Path) -> s
     return text
 
 
-def create(agent_id: str, settings: BuiltinSettings, ctx: ProviderContext) -> OpenAIAgent:
-    """The helper as an OpenAI-compatible agent with its prompt as the system message. Raises ConfigError."""
+def create(agent_id: str, settings: BuiltinSettings, ctx: ProviderContext) -> OpenAIAgent | SamplingHelper:
+    """The helper as an OpenAI-compatible agent with its prompt as the system message — with a twin at
+    SAMPLING_TEMPERATURE for repeated samples, unless its `params` set a temperature. Raises ConfigError."""
     from ..openai import build_openai_agent
 
+    system = prompt_text(agent_id, settings, ctx.config_dir)
+
+    def build(params: dict[str, Any]) -> OpenAIAgent:
+        openai_settings = OpenAISettings(
+            provider="openai", description=settings.description, connector=settings.connector,
+            base_url=settings.base_url, api_key=settings.api_key, model=settings.model, headers=settings.headers,
+            params=_present(params), stream=settings.stream)
+        # On whichever connector an assertion switches it to, the helper keeps its JSON mode and temperature.
+        connectors = {name: connector.model_copy(update={"params": _present({**connector.params, **params})})
+                      for name, connector in ctx.connectors.items()}
+        return build_openai_agent(agent_id, openai_settings, replace(ctx, connectors=connectors), system=system)
+
     params = {**DEFAULT_PARAMS, **settings.params}
-    openai_settings = OpenAISettings(
-        provider="openai", description=settings.description, connector=settings.connector,
-        base_url=settings.base_url, api_key=settings.api_key, model=settings.model, headers=settings.headers,
-        params={key: value for key, value in params.items() if value is not None}, stream=settings.stream)
-    return build_openai_agent(agent_id, openai_settings, ctx, system=prompt_text(agent_id, settings, ctx.config_dir))
+    if "temperature" in settings.params:
+        return build(params)
+    return SamplingHelper(build(params), build({**params, "temperature": SAMPLING_TEMPERATURE}))
+
+
+def _present(params: dict[str, Any]) -> dict[str, Any]:
+    """The parameters without those set to null (a `null` removes a default, for servers that reject it)."""
+    return {key: value for key, value in params.items() if value is not None}
+
+
+def is_sample(request: AgentRequest) -> bool:
+    """Whether a helper is asked this as one of several samples (`options.metadata.samples` > 1)."""
+    metadata = request.options.get("metadata")
+    samples = metadata.get("samples") if isinstance(metadata, dict) else None
+    return isinstance(samples, int) and samples > 1
+
+
+class SamplingHelper:
+    """A built-in helper that answers a repeated sample (`is_sample`) at SAMPLING_TEMPERATURE, anything else at
+    its own temperature."""
+
+    def __init__(self, exact: OpenAIAgent, sampling: OpenAIAgent) -> None:
+        self.id = exact.id
+        self._exact = exact
+        self._sampling = sampling
+
+    async def call(self, request: AgentRequest) -> AgentResponse:
+        return await (self._sampling if is_sample(request) else self._exact).call(request)
+
+    async def aclose(self) -> None:
+        await self._exact.aclose()
+        await self._sampling.aclose()
+
+    def identity(self) -> dict[str, Any]:
+        return {**self._exact.identity(), "sampling_temperature": SAMPLING_TEMPERATURE}
