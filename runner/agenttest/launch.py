@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from .actions_log import guarded_log, write_line
-from .collection import owned_by_run
 from .config import RunConfig, build_run_config
 from .engine.run import RunOutcome, run_suite
 from .errors import EXIT_INTERRUPTED, EXIT_USAGE, AgentTestError
+from .gc_policy import owned_by_run
 from .report.github import in_github_actions
 from .report.outputs import write_outputs
 

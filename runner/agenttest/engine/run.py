@@ -25,11 +25,11 @@ from ..analysis import exit_code, failures_under_regression
 from ..cases import load_suite
 from ..cases.loader import Checks, no_cases_found
 from ..cases.model import Case, InvalidCase, Suite
-from ..collection import reading
 from ..config import RunConfig, undefined_suite_agents
 from ..durations import format_duration
 from ..errors import EXIT_INTERRUPTED, EXIT_USAGE, HookError, UsageError
 from ..files import json_line, write_text
+from ..gc_policy import reading
 from ..options import shard_of
 from ..report.base import Report, Reporter, RunInfo, now
 from ..report.ci import artifact_paths
