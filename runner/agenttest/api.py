@@ -31,7 +31,7 @@ from .cases.inputs import InputError, normalize_input
 from .cases.schema import CaseOptions
 from .checks import evaluation_context, prepared
 from .durations import format_duration, parse_timeout
-from .engine.context import RunContext
+from .engine.context import RequestIdentity
 from .errors import AgentCallError, AgentTestError, ConfigError, HelperError, Where
 from .hints import helper_name
 from .options import merge_options
@@ -184,8 +184,8 @@ class Agent:
         connector = sent.get("connector") or self._config._options.connector
         if connector:
             sent["connector"] = connector
-        run = RunContext(user=self._config._options.user, team=self._config._options.team)
-        context = {**run.request_context(None), "test_id": self._test_id,
+        identity = RequestIdentity(user=self._config._options.user, team=self._config._options.team)
+        context = {**identity.request_context(None), "test_id": self._test_id,
                    "chat_id": f"test-{self._test_id}-{secrets.token_hex(4)}"}
         return AgentRequest(agent=self.id, messages=messages, options=sent, context=context)
 
@@ -278,8 +278,8 @@ def _judgement(config: Config, subject: Any, validator: str, criteria: Any, meta
     except AgentTestError as exc:
         raise type(exc)(exc.message, exc.where) from None
     seconds = _seconds(timeout, config._options.timeout_seconds)
-    run = RunContext(user=config._options.user, team=config._options.team)
-    helpers = HelperCaller(agents=pool, context={**run.request_context(None), "test_id": "judge"},
+    identity = RequestIdentity(user=config._options.user, team=config._options.team)
+    helpers = HelperCaller(agents=pool, context={**identity.request_context(None), "test_id": "judge"},
                            deadline=time.monotonic() + seconds)
     context = evaluation_context(subject, helpers=helpers, conversation=conversation)
     if input is not None:

@@ -19,7 +19,7 @@ from ..results import CaseResult, Status
 from ..timeouts import within
 from ..usage import Usage
 from ..user_errors import collecting
-from .context import RunContext
+from .context import RequestIdentity
 from .hooks import Hooks
 
 # After hooks of cancelled cases get this long, so Ctrl-C still finishes within seconds.
@@ -50,7 +50,7 @@ class RunServices:
 
     pool: AgentPool
     target_id: str          # the run's agent: a case tests its own `target` when it has one
-    context: RunContext
+    context: RequestIdentity    # who is talking: every request and hook carries it
     hooks: Hooks
     timeout: float
     connector: str | None = None

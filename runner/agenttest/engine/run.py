@@ -41,7 +41,7 @@ from ..usage import Usage
 from ..user_errors import collecting
 from ..workspace import checkout_root, repository_root, write_refusal
 from .case_runner import AFTER_HOOK_GRACE, RunServices, base_result, case_dict, result_dict
-from .context import RunContext
+from .context import RequestIdentity
 from .dynamic import DynamicRunner
 from .generate import generate
 from .hooks import Hooks
@@ -120,7 +120,7 @@ async def _run_suite(config: RunConfig, suite: Suite, pool: AgentPool, checks: C
                      reporters: list[Reporter] | None) -> RunOutcome:
     started, started_at = time.monotonic(), now()      # the run's duration counts the generators' time too
     options = config.options
-    context = RunContext.load(config.ctx_file, options.user, options.team)
+    context = RequestIdentity.load(config.ctx_file, options.user, options.team)
     # Recording must see every call, and a replay answers every call already: no helper cache for either.
     cached = not (options.no_cache or options.record or options.replay)
     if cached:
@@ -259,7 +259,7 @@ class _Plan:
         return {"cases": self.selected, "digest": self.digest}
 
 
-async def _plan(config: RunConfig, suite: Suite, pool: AgentPool, checks: Checks, context: RunContext,
+async def _plan(config: RunConfig, suite: Suite, pool: AgentPool, checks: Checks, context: RequestIdentity,
                 cache: HelperCache | None) -> _Plan:
     options = config.options
     generation = Usage()
