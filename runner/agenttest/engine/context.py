@@ -53,10 +53,10 @@ class RequestIdentity:
         return self.team or (case.team if case else None) or self.authorized.get("team_id") \
             or self.authorized.get("tenant_id") or DEFAULT_TEAM
 
-    def request_context(self, case: Case | None, run: int = 1) -> dict[str, Any]:
-        """The `context` of a canonical request for a case (None: for the run, as generators are asked); each call
-        gets its own chat id (no session leaks)."""
-        case_id = case.id if case is not None else "run"
+    def request_context(self, case: Case | None, run: int = 1, test_id: str = "run") -> dict[str, Any]:
+        """The `context` of a canonical request for a case (None: for `test_id` — the run, as generators are asked,
+        or a test calling through the Python API); each call gets its own chat id (no session leaks)."""
+        case_id = case.id if case is not None else test_id
         context: dict[str, Any] = {
             "chat_id": f"test-{case_id}-{os.urandom(4).hex()}",
             "test_id": case_id,
