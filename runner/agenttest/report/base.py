@@ -1,4 +1,6 @@
-"""What reporters receive: the run's start, each finished case, and the finished report.
+"""What reporters receive — the run's start, each case, the finished report — and how the engine is handed them:
+`Reporting` (the reporters behind one `Reporters`, the files they write, the baseline). The engine imports this
+module of the report package and no other.
 
 Reporters listen; they do not steer. Adding an artifact means adding a Reporter, never touching the engine.
 """
