@@ -66,6 +66,7 @@ def run_suite(config: RunConfig, reporting: Reporting | None = None) -> RunOutco
 
 
 async def _run(config: RunConfig, reporting: Reporting) -> RunOutcome:
+    """The stages in order; however the run ends, the agents' connections are closed and a recording is saved."""
     register_proxy_credentials(os.environ)
     options = config.options
     suite, checks = _load(config)
