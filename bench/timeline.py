@@ -6,8 +6,8 @@ started) and RSS (MB) at each step, and the garbage collections it made.
 Steps: `cli imported`, `engine imported` (the run's modules and the openai provider), `run started` (suite loaded,
 agents and reporters built), `first call` and `last response` of the openai agent, `artifacts written`, and `main
 returned`; the interpreter's exit comes after (time the whole command to see it). It wraps a few internal
-functions (`engine.run._emit`, `OpenAIAgent.call`), so it is a profiling aid for this checkout, not a benchmark:
-numbers come from `cli.py`.
+functions (the run events of `report.base.Reporters`, `OpenAIAgent.call`), so it is a profiling aid for this
+checkout, not a benchmark: numbers come from `cli.py`.
 """
 
 from __future__ import annotations
@@ -59,18 +59,20 @@ def main() -> None:
 
     mark("cli imported")
     import agenttest.agents.openai as openai
-    import agenttest.engine.run as run
+    import agenttest.engine.run
     import agenttest.launch  # noqa: F401
+    from agenttest.report.base import Reporters
 
     mark("engine imported")
-    emit, call = run._emit, openai.OpenAIAgent.call
+    run_started, run_finished, call = Reporters.run_started, Reporters.run_finished, openai.OpenAIAgent.call
 
-    def _emit(reporters: list[Any], event: str, payload: object) -> None:
-        if event == "run_started":
-            mark("run started")
-        emit(reporters, event, payload)
-        if event == "run_finished":
-            mark("artifacts written")
+    def _run_started(self: Reporters, info: Any) -> None:
+        mark("run started")
+        run_started(self, info)
+
+    def _run_finished(self: Reporters, report: Any) -> None:
+        run_finished(self, report)
+        mark("artifacts written")
 
     async def _call(self: Any, request: Any) -> Any:
         mark("first call")
@@ -78,7 +80,7 @@ def main() -> None:
         mark("last response", again=True)
         return response
 
-    run._emit, openai.OpenAIAgent.call = _emit, _call
+    Reporters.run_started, Reporters.run_finished, openai.OpenAIAgent.call = _run_started, _run_finished, _call
     atexit.register(_report)
     sys.argv = ["agenttest", *sys.argv[1:]]
     try:

@@ -109,6 +109,28 @@ def test_a_call_returns_the_canonical_response(config: agenttest.Config, server:
                                                                                     "workers.test.validator")
 
 
+def test_a_call_sends_the_request_a_case_with_the_same_options_sends(config: agenttest.Config,
+                                                                     server: ScriptedServer, tmp_path: Path) -> None:
+    """The API behaves as a case does: the same options, history skipped, the same identity; only the chat id (one
+    a call) and the test id (the test's name, or `api`) differ."""
+    options = {"metadata": {"k": 1}, "skip": {"trace": True}, "connector": "brain", "mode": "fast"}
+    project = Project(tmp_path / "cli")
+    project.write("agenttest.yaml", textwrap.dedent(CONFIG))
+    project.suite("s.jsonl", {"id": "same", "input": "hello", "options": options})
+    run = project.run("-i", "s.jsonl", env={"AGENT_URL": server.endpoint, "AGENT_TOKEN": TOKEN,
+                                            "BRAIN_URL": "http://127.0.0.1:9", "BRAIN_KEY": "unused"})
+    assert run.code == 0, run.stdout + run.stderr
+    by_case = server.requests[-1]
+    agenttest.get_agent(config=config).call("hello", **options)
+    by_api = server.requests[-1]
+    assert by_api["options"] == by_case["options"] == {**options, "skip": {"trace": True, "history": True}}
+    assert by_api["messages"] == by_case["messages"]
+    differ = ("chat_id", "test_id")
+    assert {k: v for k, v in by_api["context"].items() if k not in differ} == \
+        {k: v for k, v in by_case["context"].items() if k not in differ}
+    assert (by_case["context"]["test_id"], by_api["context"]["test_id"]) == ("same", "api")
+
+
 def test_sync_async_and_several_event_loops_share_one_connection_pool(config: agenttest.Config) -> None:
     agent = agenttest.get_agent("assistants.echo", config)
 

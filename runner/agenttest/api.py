@@ -11,7 +11,6 @@ import asyncio
 import concurrent.futures
 import dataclasses
 import os
-import secrets
 import sysconfig
 import threading
 import time
@@ -31,7 +30,8 @@ from .cases.inputs import InputError, normalize_input
 from .cases.schema import CaseOptions
 from .checks import evaluation_context, prepared
 from .durations import format_duration, parse_timeout
-from .engine.context import RunContext
+from .engine.context import RequestIdentity
+from .engine.target import call_agent, target_request
 from .errors import AgentCallError, AgentTestError, ConfigError, HelperError, Where
 from .hints import helper_name
 from .options import merge_options
@@ -179,31 +179,21 @@ class Agent:
             checked = CaseOptions.model_validate(options)
         except ValidationError as exc:
             raise AgentTestError(first_error(exc, CaseOptions, "options")) from None
-        sent = checked.model_dump(exclude_none=True)
-        sent["skip"] = {**sent.get("skip", {}), "history": True}      # every call stands alone, as a case does
-        connector = sent.get("connector") or self._config._options.connector
-        if connector:
-            sent["connector"] = connector
-        run = RunContext(user=self._config._options.user, team=self._config._options.team)
-        context = {**run.request_context(None), "test_id": self._test_id,
-                   "chat_id": f"test-{self._test_id}-{secrets.token_hex(4)}"}
-        return AgentRequest(agent=self.id, messages=messages, options=sent, context=context)
+        identity = RequestIdentity(user=self._config._options.user, team=self._config._options.team)
+        return target_request(self.id, messages, checked.model_dump(exclude_none=True),
+                              identity.request_context(None, test_id=self._test_id),
+                              connector=checked.connector or self._config._options.connector)
 
     async def _send(self, input: Any, timeout: float | str | None, options: dict[str, Any]) -> Response:
         seconds = _seconds(timeout, self._config._options.timeout_seconds)
         request = self.request(input, options)
-        started = time.monotonic()
-        request.deadline = started + seconds
+        request.deadline = time.monotonic() + seconds
         try:
-            response = await within(self._transport.call(request), seconds)
+            response, latency_ms = await call_agent(self._transport, request, seconds)
         except asyncio.TimeoutError:
             raise AgentCallError(f"timeout after {format_duration(seconds)}", "timeout") from None
-        except AgentCallError:
-            raise
-        except Exception as exc:  # a provider bug: say so, as the runner does
-            raise AgentCallError(f"{type(exc).__name__}: {exc}") from exc
         fields = {f.name: getattr(response, f.name) for f in dataclasses.fields(AgentResponse)}
-        return Response(**fields, input=input, latency_ms=(time.monotonic() - started) * 1000)
+        return Response(**fields, input=input, latency_ms=latency_ms)
 
 
 def judge(subject: Any, validator: str, criteria: Any = None, *, metadata: dict[str, Any] | None = None,
@@ -278,8 +268,8 @@ def _judgement(config: Config, subject: Any, validator: str, criteria: Any, meta
     except AgentTestError as exc:
         raise type(exc)(exc.message, exc.where) from None
     seconds = _seconds(timeout, config._options.timeout_seconds)
-    run = RunContext(user=config._options.user, team=config._options.team)
-    helpers = HelperCaller(agents=pool, context={**run.request_context(None), "test_id": "judge"},
+    identity = RequestIdentity(user=config._options.user, team=config._options.team)
+    helpers = HelperCaller(agents=pool, context={**identity.request_context(None), "test_id": "judge"},
                            deadline=time.monotonic() + seconds)
     context = evaluation_context(subject, helpers=helpers, conversation=conversation)
     if input is not None:

@@ -12,8 +12,8 @@ import click
 
 from . import __version__
 from .actions_log import guarded_log, write_line
-from .collection import command
 from .errors import EXIT_USAGE, AgentTestError, UsageError
+from .gc_policy import command
 
 # Only click and these small modules are imported at start-up: `agenttest --version` and `--help` must not load
 # aiohttp, pydantic or jsonschema. Each command imports what it needs when it runs.

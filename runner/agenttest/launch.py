@@ -11,12 +11,13 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from .actions_log import guarded_log, write_line
-from .collection import owned_by_run
 from .config import RunConfig, build_run_config
 from .engine.run import RunOutcome, run_suite
 from .errors import EXIT_INTERRUPTED, EXIT_USAGE, AgentTestError
+from .gc_policy import owned_by_run
 from .report.github import in_github_actions
 from .report.outputs import write_outputs
+from .report.reporting import reporting_for
 
 
 @dataclass
@@ -51,7 +52,7 @@ class Launch:
         with guarded_log(stream, guard=guard), owned_by_run():
             if self.config is not None and self.error is None:
                 try:
-                    outcome = run_suite(self.config)
+                    outcome = run_suite(self.config, reporting_for(self.config))
                 except AgentTestError as exc:
                     self.exit_code, self.error = EXIT_USAGE, str(exc)
                     _conclude_with_error()

@@ -180,11 +180,10 @@ def build_case(value: Any, *, file: str | None, line: int | None, base_dir: Path
     if checks is None or checks.root != repo_root:
         checks = replace(checks or Checks(), root=repo_root)
     case_id, raw_input = _known_id_and_input(value)
+    lead = f"{where}: " if where else ""
     if too_deep(value):       # every later walk (checks, comparisons, artifacts) stays shallow
-        lead = f"{where}: " if where else ""
         return InvalidCase(f"{INVALID}{lead}{TOO_DEEP}", id=case_id, file=file, line=line,
                            input=raw_input if not too_deep(raw_input) else None)
-    lead = f"{where}: " if where else ""
 
     def invalid(problems: list[str]) -> InvalidCase:
         return InvalidCase(INVALID + lead + "; ".join(problems), id=case_id, file=file, line=line, input=raw_input)
@@ -208,18 +207,12 @@ def build_case(value: Any, *, file: str | None, line: int | None, base_dir: Path
             messages = normalize_input(entry.input, base_dir=base_dir, repo_root=repo_root)
         except InputError as exc:
             problems.append(str(exc))
-    for key in ("before", "after"):       # found by `validate` too, not only when the case runs
-        ref = getattr(entry, key)
-        problem = reference_problem(ref, "hook", (base_dir, base_dir / "src"), checks.root,
-                                    test_suffix=True) if ref else None
-        if problem:
-            problems.append(f"{key}: {problem}")
+    problems += _hook_problems(entry, base_dir, checks)
     if dynamic:
         specs: list[AssertionSpec] = []
-        for key in ("assert", "assertions", "expected"):
-            if key in value:
-                problems.append(f"{key}: not checked in a dynamic case (simulator + checkpoints); "
-                                "put what each reply must satisfy in a checkpoint's 'assert'")
+        problems += [f"{key}: not checked in a dynamic case (simulator + checkpoints); put what each reply must "
+                     "satisfy in a checkpoint's 'assert'"
+                     for key in ("assert", "assertions", "expected") if key in value]
     else:
         specs = _assertion_specs(entry, base_dir, checks, problems, notes)
     if problems:
@@ -237,6 +230,18 @@ def build_case(value: Any, *, file: str | None, line: int | None, base_dir: Path
         tags=[stored(tag) for tag in entry.tags or []], file=file, line=line, base_dir=base_dir,
         written=value if text is None else text, conversation=conversation,
     )
+
+
+def _hook_problems(entry: CaseEntry, base_dir: Path, checks: Checks) -> list[str]:
+    """The case's Before and After hooks that cannot be found — by `validate` too, not only when the case runs."""
+    problems = []
+    for key in ("before", "after"):
+        ref = getattr(entry, key)
+        problem = reference_problem(ref, "hook", (base_dir, base_dir / "src"), checks.root,
+                                    test_suffix=True) if ref else None
+        if problem:
+            problems.append(f"{key}: {problem}")
+    return problems
 
 
 def _conversation(entry: CaseEntry, base_dir: Path, checks: Checks, problems: list[str],

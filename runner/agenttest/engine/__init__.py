@@ -1,6 +1,7 @@
 """The engine: schedules cases, calls agents, checks replies, tells reporters.
 
-`run_suite` is imported on first use, so that `engine.plan` (which `validate` needs) loads no reporter."""
+`run_suite` is imported on first use, so that `engine.plan` (which `validate` needs) does not load the run
+(`engine.run` and all it imports)."""
 
 from __future__ import annotations
 

@@ -19,8 +19,9 @@ from ..results import CaseResult, Status
 from ..timeouts import within
 from ..usage import Usage
 from ..user_errors import collecting
-from .context import RunContext
+from .context import RequestIdentity
 from .hooks import Hooks
+from .target import call_agent, target_request
 
 # After hooks of cancelled cases get this long, so Ctrl-C still finishes within seconds.
 AFTER_HOOK_GRACE = 2.0
@@ -50,7 +51,7 @@ class RunServices:
 
     pool: AgentPool
     target_id: str          # the run's agent: a case tests its own `target` when it has one
-    context: RunContext
+    context: RequestIdentity    # who is talking: every request and hook carries it
     hooks: Hooks
     timeout: float
     connector: str | None = None
@@ -141,29 +142,22 @@ class CaseRunner:
 
     def request(self, case: Case, messages: list[dict[str, Any]], context: dict[str, Any],
                 work: CaseWork) -> AgentRequest:
-        """A request to the target (README: Configuration)."""
-        services = self.services
-        return AgentRequest(agent=case.target or services.target_id, messages=messages,
-                            options=request_options(case, services.connector), context=context,
-                            deadline=work.deadline, case=case.key)
+        """A request to the case's target (`target.target_request`): the run's `--connector` over the case's."""
+        return target_request(case.target or self.services.target_id, messages, case.options, context,
+                              connector=self.services.connector, deadline=work.deadline, case=case.key)
 
     async def call_target(self, request: AgentRequest, work: CaseWork, where: str = "") -> tuple[AgentResponse, float]:
         """The target's response and how long it took (ms), its usage counted. Raises CaseFailure: `timeout`, or
         `error` with the kind the agent's failure has (`agent`, `infra`, …); `where` (`at turn 3`) says when."""
-        started = time.monotonic()
-        at = f" {where}" if where else ""
         try:
-            response = await within(self.services.pool.get(request.agent).call(request), work.remaining())
-        except Exception as exc:      # a call that failed or timed out is still a call made: counted, no tokens
-            work.usage.add("target", {})
+            response, latency_ms = await call_agent(self.services.pool.get(request.agent), request, work.remaining())
+        except (AgentCallError, asyncio.TimeoutError) as exc:
+            work.usage.add("target", {})     # a call that failed or timed out is still a call made: no tokens
             if isinstance(exc, asyncio.TimeoutError):
                 raise work.timed_out(f"{where}, waiting for the agent" if where else "") from None
-            if isinstance(exc, AgentCallError):
-                raise CaseFailure("error", f"agent error{at}: {exc.message}", exc.kind) from exc
-            # a provider bug must cost one case, not the run
-            raise CaseFailure("error", f"agent error{at}: {type(exc).__name__}: {exc}", "agent") from exc
+            raise CaseFailure("error", f"agent error{f' {where}' if where else ''}: {exc.message}", exc.kind) from exc
         work.usage.add("target", response.usage)
-        return response, (time.monotonic() - started) * 1000
+        return response, latency_ms
 
     async def _after(self, case: Case, result: CaseResult, before_data: Any, grace: float) -> None:
         """After always runs, for at most `grace` seconds (the case's timeout; a short grace when interrupted);
@@ -195,16 +189,6 @@ def base_result(case: Case) -> CaseResult:
                       has_expected=case.has_expected, options=case.options or None, file=case.file, line=case.line,
                       tags=list(case.tags), metadata=None, source=case.source, agent_id=case.target,
                       definition=case.definition())
-
-
-def request_options(case: Case, connector_override: str | None) -> dict[str, Any]:
-    """The request's `options`: history is always skipped (each case is independent); CLI > case connector."""
-    options: dict[str, Any] = {key: value for key, value in case.options.items() if key != "skip"}
-    options["skip"] = {**(case.options.get("skip") or {}), "history": True}
-    connector = connector_override or case.options.get("connector")
-    if connector:
-        options["connector"] = connector
-    return options
 
 
 def response_trace(response: AgentResponse) -> dict[str, Any] | None:

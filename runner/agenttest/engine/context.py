@@ -16,8 +16,9 @@ DEFAULT_TEAM = "test-team"
 
 
 @dataclass
-class RunContext:
-    """Identity for the whole run: CLI/config values win over a case's, which win over the --ctx file's."""
+class RequestIdentity:
+    """Who is talking to the agent, for the whole run: the user, team, locale and metadata every request and hook
+    carries. CLI/config values win over a case's, which win over the --ctx file's."""
 
     user: str | None = None
     team: str | None = None
@@ -28,22 +29,22 @@ class RunContext:
     client: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def load(cls, ctx_file: Path | None, user: str | None, team: str | None) -> RunContext:
-        run = cls(user=user, team=team)
+    def load(cls, ctx_file: Path | None, user: str | None, team: str | None) -> RequestIdentity:
+        identity = cls(user=user, team=team)
         if ctx_file is None:
-            return run
+            return identity
         try:
             raw = json.loads(ctx_file.read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
             raise UsageError(f"--ctx {ctx_file}: {exc}") from exc
         if not isinstance(raw, dict):
             raise UsageError(f"--ctx {ctx_file}: must be a JSON object")
-        run.locale = str(raw.get("locale") or run.locale)
-        run.referer = str(raw.get("referer") or run.referer)
-        run.authorized = raw.get("authorized") if isinstance(raw.get("authorized"), dict) else {}
-        run.metadata = raw.get("metadata") if isinstance(raw.get("metadata"), dict) else {}
-        run.client = raw.get("client") if isinstance(raw.get("client"), dict) else {}
-        return run
+        identity.locale = str(raw.get("locale") or identity.locale)
+        identity.referer = str(raw.get("referer") or identity.referer)
+        identity.authorized = raw.get("authorized") if isinstance(raw.get("authorized"), dict) else {}
+        identity.metadata = raw.get("metadata") if isinstance(raw.get("metadata"), dict) else {}
+        identity.client = raw.get("client") if isinstance(raw.get("client"), dict) else {}
+        return identity
 
     def user_for(self, case: Case | None) -> str:
         return self.user or (case.user if case else None) or self.authorized.get("user_id") or DEFAULT_USER
@@ -52,10 +53,10 @@ class RunContext:
         return self.team or (case.team if case else None) or self.authorized.get("team_id") \
             or self.authorized.get("tenant_id") or DEFAULT_TEAM
 
-    def request_context(self, case: Case | None, run: int = 1) -> dict[str, Any]:
-        """The `context` of a canonical request for a case (None: for the run, as generators are asked); each call
-        gets its own chat id (no session leaks)."""
-        case_id = case.id if case is not None else "run"
+    def request_context(self, case: Case | None, run: int = 1, test_id: str = "run") -> dict[str, Any]:
+        """The `context` of a canonical request for a case (None: for `test_id` — the run, as generators are asked,
+        or a test calling through the Python API); each call gets its own chat id (no session leaks)."""
+        case_id = case.id if case is not None else test_id
         context: dict[str, Any] = {
             "chat_id": f"test-{case_id}-{os.urandom(4).hex()}",
             "test_id": case_id,

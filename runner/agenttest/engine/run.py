@@ -1,53 +1,51 @@
-"""run_suite(config): load → generate → select → (dry-run | BeforeAll → schedule cases → AfterAll) → report."""
+"""run_suite(config): a run as named stages, each handing its result to the next (nox's `workflow.execute`):
+load → prepare → plan → (dry run) → preflight → start → hooks and cases → finish."""
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
-import signal
 import sys
 import time
-from collections.abc import Awaitable, Iterator
+from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .. import __version__
 from ..actions_log import write_line, write_lines
+from ..agents.base import Agent
 from ..agents.cache import HelperCache
 from ..agents.cassette_origin import cassette_origin
 from ..agents.meter import Meter
 from ..agents.pool import AgentPool
-from ..agents.replay import Cassettes
 from ..agents.urls import register_proxy_credentials
 from ..analysis import exit_code, failures_under_regression
 from ..cases import load_suite
 from ..cases.loader import Checks, no_cases_found
 from ..cases.model import Case, InvalidCase, Suite
-from ..collection import reading
 from ..config import RunConfig, undefined_suite_agents
 from ..durations import format_duration
 from ..errors import EXIT_INTERRUPTED, EXIT_USAGE, HookError, UsageError
 from ..files import json_line, write_text
+from ..gc_policy import reading
 from ..options import shard_of
-from ..report.base import Report, Reporter, RunInfo, now
-from ..report.ci import artifact_paths
-from ..report.merge import read_report
-from ..report.reporters import build_reporters
+from ..report.base import Report, Reporters, Reporting, RunInfo, now
 from ..results import CaseResult, Summary
 from ..timeouts import within
 from ..usage import Usage
 from ..user_errors import collecting
-from ..workspace import checkout_root, repository_root, write_refusal
+from ..workspace import checkout_root
 from .case_runner import AFTER_HOOK_GRACE, RunServices, base_result, case_dict, result_dict
-from .context import RunContext
+from .context import RequestIdentity
 from .dynamic import DynamicRunner
 from .generate import generate
 from .hooks import Hooks
 from .plan import build_helpers, checks_for, prepare_generators, select, shard, suite_digest
+from .preflight import budgeted, check_prices, check_writable, open_cassettes, priced_calls, refuse_leaving
 from .repeats import Repeats, Unit
 from .schedule import Scheduler
+from .signals import Interrupts, cancelled_by_signals
 from .standard import StandardRunner
 
 Entry = Case | InvalidCase
@@ -61,186 +59,71 @@ class RunOutcome:
     exit_code: int
 
 
-def run_suite(config: RunConfig, reporters: list[Reporter] | None = None) -> RunOutcome:
-    """Run the configured suites. Raises AgentTestError for mistakes found before any case ran (exit 2)."""
-    return asyncio.run(_run(config, reporters))
+def run_suite(config: RunConfig, reporting: Reporting | None = None) -> RunOutcome:
+    """Run the configured suites, telling `reporting`'s reporters (none without it) and comparing with its
+    baseline. Raises AgentTestError for mistakes found before any case ran (exit 2)."""
+    return asyncio.run(_run(config, reporting or Reporting()))
 
 
-async def _run(config: RunConfig, reporters: list[Reporter] | None) -> RunOutcome:
+async def _run(config: RunConfig, reporting: Reporting) -> RunOutcome:
+    """The stages in order; however the run ends, the agents' connections are closed and a recording is saved."""
     register_proxy_credentials(os.environ)
     options = config.options
-    project = config.project
-    checks = checks_for(project, options.simulator, options.judge)
-    with reading():
-        suite = load_suite(config.inputs, cwd=config.cwd, project_dir=project.directory if project.path else None,
-                           exclude=[config.output_dir], checks=checks)
-    cassettes = _cassettes(config)
-    if cassettes is not None and options.record:        # found now, not after every case has run
-        for source in dict.fromkeys([*(e.file or e.source or "" for e in suite.entries),
-                                     *(generator.spelled for _, generator in suite.generators)]):
-            refused = cassettes.write_refusal(source)
-            if refused:
-                raise UsageError(f"--record {options.record}: {refused}; agenttest will not write there")
+    suite, checks = _load(config)
+    cassettes = open_cassettes(config, suite)
     meter = Meter(max_cost=options.max_cost, max_tokens=options.max_tokens)
-    pool = AgentPool(project, parallel=options.parallel, retries=options.retries,
+    pool = AgentPool(config.project, parallel=options.parallel, retries=options.retries,
                      connector_override=options.connector, meter=meter, cassettes=cassettes,
                      replay=bool(options.replay))
     try:
-        return await _run_suite(config, suite, pool, checks, meter, reporters)
+        prepared = _prepare(config, suite, pool)
+        plan = await _plan(config, suite, pool, checks, prepared)
+        if options.dry_run:
+            return RunOutcome(None, dry_run(plan.entries, config, suite.warnings))
+        targets = _preflight(config, pool, plan, reporting)
+        run = _start(config, suite, pool, meter, plan, prepared, targets, reporting)
+        await _hooks_and_cases(run)
+        return _finish(run)
     finally:
         await pool.aclose()
         if cassettes is not None and options.record:
             cassettes.save()
 
 
-def _cassettes(config: RunConfig) -> Cassettes | None:
-    """The cassettes to record into or replay from. UsageError when there is nothing to replay."""
-    options = config.options
-    if options.replay:
-        directory = config.cwd / options.replay
-        if not directory.is_dir():
-            raise UsageError(f"--replay {options.replay}: no such directory (record it first with --record)")
-        return Cassettes(directory, options.replay, cwd=config.cwd, root=repository_root(config.cwd))
-    if not options.record:
-        return None
-    directory = config.cwd / options.record
-    refuse_leaving(directory, f"--record {options.record}", config.cwd)
-    blocking = next((p for p in (directory, *directory.parents) if p.exists()), None)
-    if blocking is not None and not blocking.is_dir():    # found now, not after every case has run
-        raise UsageError(f"--record {options.record}: {blocking} is a file, not a directory")
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:     # a dangling symlink, no permission, a read-only file system
-        why = "a symlink to nothing" if directory.is_symlink() else exc.strerror or str(exc)
-        raise UsageError(f"--record {options.record}: cannot create the directory: {why}") from None
-    return Cassettes(directory, options.record, cwd=config.cwd, root=repository_root(config.cwd))
+def _load(config: RunConfig) -> tuple[Suite, Checks]:
+    """Stage load: the suites, read against the config's agents and default helpers."""
+    checks = checks_for(config.project, config.options.simulator, config.options.judge)
+    with reading():
+        suite = load_suite(config.inputs, cwd=config.cwd,
+                           project_dir=config.project.directory if config.project.path else None,
+                           exclude=[config.output_dir], checks=checks)
+    return suite, checks
 
 
-async def _run_suite(config: RunConfig, suite: Suite, pool: AgentPool, checks: Checks, meter: Meter,
-                     reporters: list[Reporter] | None) -> RunOutcome:
-    started, started_at = time.monotonic(), now()      # the run's duration counts the generators' time too
+@dataclass
+class _Prepared:
+    """What the stages after `prepare` share: who is talking, the helper cache, and when the run started (its
+    duration counts the generators' time too)."""
+
+    identity: RequestIdentity
+    cache: HelperCache | None
+    started: float = field(default_factory=time.monotonic)
+    started_at: str = field(default_factory=now)
+
+
+def _prepare(config: RunConfig, suite: Suite, pool: AgentPool) -> _Prepared:
+    """Stage prepare: the identity (`--ctx`), the helper cache, and — generators spend before there is a plan to
+    price — the prices of the agent generators and of the target they write for."""
     options = config.options
-    context = RunContext.load(config.ctx_file, options.user, options.team)
+    prepared = _Prepared(identity=RequestIdentity.load(config.ctx_file, options.user, options.team), cache=None)
     # Recording must see every call, and a replay answers every call already: no helper cache for either.
-    cached = not (options.no_cache or options.record or options.replay)
-    if cached:
+    if not (options.no_cache or options.record or options.replay):
         refuse_leaving(config.cache_dir, f"--cache {options.cache or config.cache_dir}", config.cwd)
-    cache = HelperCache(config.cache_dir, checkout=checkout_root(config.cwd), shown=options.cache) if cached else None
-    if options.max_cost is not None and not options.replay:
-        check_prices(pool, [(config.agent_id or "", options.connector),
-                            *((s.ref, None) for _, s in suite.generators if s.kind == "agent")])
-    baseline = load_baseline(config.cwd / options.baseline, options.baseline) if options.baseline else None
-    plan = await _plan(config, suite, pool, checks, context, cache)
-    if options.dry_run:
-        return RunOutcome(None, dry_run(plan.entries, config, suite.warnings))
-    entries = plan.entries
-    targets = [pool.target(agent_id) for agent_id in plan.targets or [config.agent_id]]
-    target = targets[0]
-    build_helpers(pool, entries)
-    if options.max_cost is not None and not options.replay:
-        check_prices(pool, priced_calls(entries, target.id, options.connector))
-    check_writable(config)
-    if options.fail_on == "regression" and baseline is None:
-        write_line(sys.stderr, "⚠ --fail-on regression needs --baseline: failing on any failure instead")
-    reporters = reporters if reporters is not None else build_reporters(config)
-    hooks = Hooks(agent_dir(config))
-    services = RunServices(pool=pool, target_id=target.id, context=context, hooks=hooks, timeout=config.timeout,
-                           connector=options.connector, cache=cache)
-    runners = (StandardRunner(services), DynamicRunner(services))
-    connectors = dict.fromkeys(getattr(config.project.agents[t.id], "connector", None) or "" for t in targets)
-    info = RunInfo(agent_id=", ".join(t.id for t in targets),
-                   connector=options.connector or ", ".join(c for c in connectors if c),
-                   inputs=config.inputs, total=len(entries), started_at=started_at, agent_path=config.agent_path,
-                   options={**config.reported_options(), "timeout": format_duration(config.timeout)},
-                   environment=context.environment(), warnings=list(suite.warnings),
-                   replay=cassette_origin(config.cwd / options.replay, options.replay) if options.replay else None)
-    cases = [e for e in entries if isinstance(e, Case)]
-    global_dir = cases[0].base_dir if cases else config.cwd
-    global_agent_dir = cases[0].agent_dir if cases else None
-    repeats = Repeats(entries, options.runs, options.min_pass_rate)
-
-    def unit_started(unit: Unit) -> None:
-        if repeats.first_start(unit):
-            _emit(reporters, "case_started", unit.entry)
-
-    def unit_finished(result: CaseResult, unit: Unit) -> None:
-        result.bound()          # the assertions are done with the whole reply
-        verdict = repeats.finished(unit, result)
-        if verdict is None:
-            return
-        _emit(reporters, "case_finished", verdict)
-        if options.fail_fast and verdict.status not in ("passed", "skipped"):
-            scheduler.stop(f"not run: --fail-fast stopped the run after {verdict.id} {verdict.status}")
-
-    scheduler: Scheduler[Unit] = Scheduler(
-        repeats.units, run_one=lambda unit: run_unit(unit, runners),
-        skipped=lambda unit, reason: skipped_result(unit.entry, reason), parallel=options.parallel,
-        on_start=unit_started, on_finish=unit_finished)
-    # Cases not yet started are skipped, saying so; those in flight finish.
-    meter.on_spent = lambda reason: scheduler.stop(f"not run: {reason}")
-    if meter.spent:                      # the generators spent it all
-        scheduler.stop(f"not run: {meter.spent}")
-    _emit(reporters, "run_started", info)
-
-    errors: list[str] = []
-    before_all_failed = False
-    before_all_data = None
-    with _interrupts(scheduler) as interrupt, collecting() as tracebacks:   # of BeforeAll and AfterAll
-        if options.before:
-            try:
-                before_all_data = await interrupt.guard(hooks.call(
-                    options.before, global_dir, context.hook_context(), [case_dict(c) for c in cases],
-                    agent_dir=global_agent_dir))
-            except HookError as exc:
-                errors.append(f"BeforeAll: {exc.message}")
-                before_all_failed = True
-                scheduler.stop("not run: BeforeAll failed")
-            except asyncio.CancelledError:
-                scheduler.stop("interrupted")
-        await scheduler.run()
-        results = repeats.results(lambda entry: skipped_result(entry, "not run"))
-        for result, position in zip(results, plan.positions or [], strict=False):
-            result.position = position      # merge puts the shards' results back in the suite's order
-        if options.after:
-            after_all = hooks.call(options.after, global_dir, context.hook_context(),
-                                   [result_dict(r) for r in results], before_all_data, agent_dir=global_agent_dir)
-            try:
-                if scheduler.interrupted:   # the user is waiting: AfterAll gets the After hooks' grace
-                    await within(after_all, AFTER_HOOK_GRACE)
-                else:
-                    await interrupt.guard(after_all)
-            except HookError as exc:
-                errors.append(f"AfterAll: {exc.message}")
-            except (asyncio.TimeoutError, asyncio.CancelledError):
-                errors.append("AfterAll: interrupted")
-
-    summary = Summary.count(results, round((time.monotonic() - started) * 1000))
-    usage = Usage.total([plan.generation, *(result.usage for result in results)])
-    report = Report(info=info, results=results, summary=summary, completed_at=now(), usage=usage,
-                    interrupted=scheduler.interrupted, error="; ".join(errors) or None, version=__version__,
-                    runs=options.runs, shard=options.shard, suite=plan.suite_facts(),
-                    baseline=baseline, baseline_path=options.baseline, spending=meter.report(),
-                    traceback="\n\n".join(dict.fromkeys(tracebacks)) or None)
-    _emit(reporters, "run_finished", report)
-    if scheduler.interrupted:
-        return RunOutcome(report, EXIT_INTERRUPTED)
-    if before_all_failed or _artifacts_failed(reporters):    # CI must not go green without its artifacts
-        return RunOutcome(report, EXIT_USAGE)
-    regressions = failures_under_regression(report.data.get("comparison"))
-    return RunOutcome(report, exit_code(summary.ok and not errors, options.fail_on, regressions,
-                                        spent=meter.spent is not None))
-
-
-def check_prices(pool: AgentPool, agents: list[tuple[str, str | None]]) -> None:
-    """With --max-cost, every agent the run calls (on the connector it will use) needs a price: a model without
-    one must not count as $0."""
-    unpriced = list(dict.fromkeys(f"{agent_id!r}" + (f" on connector {connector!r}" if connector else "")
-                                  for agent_id, connector in agents
-                                  if agent_id and pool.price(agent_id, connector) is None))
-    if unpriced:
-        raise UsageError(f"--max-cost: no price for {', '.join(unpriced)}: set price: {{input, output}} (USD per "
-                         "million tokens) on the connector it uses, or on the agent ({input: 0, output: 0} for one "
-                         "that costs nothing)")
+        prepared.cache = HelperCache(config.cache_dir, checkout=checkout_root(config.cwd), shown=options.cache)
+    generators = [(source.ref, None) for _, source in suite.generators if source.kind == "agent"]
+    if generators and budgeted(config):
+        check_prices(pool, [(config.agent_id or "", options.connector), *generators])
+    return prepared
 
 
 @dataclass
@@ -259,18 +142,18 @@ class _Plan:
         return {"cases": self.selected, "digest": self.digest}
 
 
-async def _plan(config: RunConfig, suite: Suite, pool: AgentPool, checks: Checks, context: RunContext,
-                cache: HelperCache | None) -> _Plan:
+async def _plan(config: RunConfig, suite: Suite, pool: AgentPool, checks: Checks, prepared: _Prepared) -> _Plan:
+    """Stage plan: the generators' cases in their places, the `--run` selection, each case's target, the shard."""
     options = config.options
     generation = Usage()
     entries: list[Entry] = suite.entries
     if suite.generators:    # generators write cases for the target: it must exist before they are asked
         pool.target(config.agent_id)
         prepare_generators(suite, pool, config.cwd)
-        with _cancelled_by_signals():
+        with cancelled_by_signals():
             entries = await generate(suite, pool, config.agent_id or "", cwd=config.cwd, checks=checks,
-                                     timeout=config.timeout, usage=generation, cache=cache,
-                                     context=context.request_context(None))
+                                     timeout=config.timeout, usage=generation, cache=prepared.cache,
+                                     context=prepared.identity.request_context(None))
     entries = select(entries, options.run)
     if not entries:
         if options.run:
@@ -289,39 +172,183 @@ async def _plan(config: RunConfig, suite: Suite, pool: AgentPool, checks: Checks
                  targets=targets)
 
 
+def _preflight(config: RunConfig, pool: AgentPool, plan: _Plan, reporting: Reporting) -> list[Agent]:
+    """Stage preflight, before anything is spent on a case or written: the agents under test and the helpers built,
+    a price for every call under `--max-cost`, the artifacts' paths writable. Returns the agents under test."""
+    options = config.options
+    targets = [pool.target(agent_id) for agent_id in plan.targets or [config.agent_id]]
+    build_helpers(pool, plan.entries)
+    if budgeted(config):
+        check_prices(pool, priced_calls(plan.entries, targets[0].id, options.connector))
+    check_writable(config, reporting.files)
+    if options.fail_on == "regression" and reporting.baseline is None:
+        write_line(sys.stderr, "⚠ --fail-on regression needs --baseline: failing on any failure instead")
+    return targets
+
+
+@dataclass
+class _Run:
+    """A run under way: what the hooks and the cases need, and what the finish reports. `errors` are the global
+    hooks' failures; `results` come in once the cases are done."""
+
+    config: RunConfig
+    plan: _Plan
+    prepared: _Prepared
+    info: RunInfo
+    hooks: Hooks
+    repeats: Repeats
+    scheduler: Scheduler[Unit]
+    meter: Meter
+    reporting: Reporting
+    errors: list[str] = field(default_factory=list)
+    before_all_failed: bool = False
+    results: list[CaseResult] = field(default_factory=list)
+    tracebacks: list[str] = field(default_factory=list)     # of BeforeAll and AfterAll
+
+    @property
+    def cases(self) -> list[Case]:
+        return [e for e in self.plan.entries if isinstance(e, Case)]
+
+    def global_hook(self, ref: str, *args: Any) -> Coroutine[Any, Any, Any]:
+        """A call of BeforeAll or AfterAll, looked up where the first case's hooks are (the working directory
+        without a case)."""
+        cases = self.cases
+        return self.hooks.call(ref, cases[0].base_dir if cases else self.config.cwd,
+                               self.prepared.identity.hook_context(), *args,
+                               agent_dir=cases[0].agent_dir if cases else None)
+
+
+def _start(config: RunConfig, suite: Suite, pool: AgentPool, meter: Meter, plan: _Plan, prepared: _Prepared,
+           targets: list[Agent], reporting: Reporting) -> _Run:
+    """Stage start: the case runners on the run's services, the scheduler of every case's runs, and the
+    reporters told that the run started."""
+    options = config.options
+    hooks = Hooks(agent_dir(config))
+    services = RunServices(pool=pool, target_id=targets[0].id, context=prepared.identity, hooks=hooks,
+                           timeout=config.timeout, connector=options.connector, cache=prepared.cache)
+    repeats = Repeats(plan.entries, options.runs, options.min_pass_rate)
+    scheduler = _scheduler(repeats, (StandardRunner(services), DynamicRunner(services)), reporting.reporters,
+                           config)
+    # Cases not yet started are skipped, saying so; those in flight finish.
+    meter.on_spent = lambda reason: scheduler.stop(f"not run: {reason}")
+    if meter.spent:                      # the generators spent it all
+        scheduler.stop(f"not run: {meter.spent}")
+    run = _Run(config=config, plan=plan, prepared=prepared, info=_run_info(config, suite, plan, prepared, targets),
+               hooks=hooks, repeats=repeats, scheduler=scheduler, meter=meter, reporting=reporting)
+    reporting.reporters.run_started(run.info)
+    return run
+
+
+def _run_info(config: RunConfig, suite: Suite, plan: _Plan, prepared: _Prepared, targets: list[Agent]) -> RunInfo:
+    options = config.options
+    connectors = dict.fromkeys(getattr(config.project.agents[t.id], "connector", None) or "" for t in targets)
+    return RunInfo(agent_id=", ".join(t.id for t in targets),
+                   connector=options.connector or ", ".join(c for c in connectors if c),
+                   inputs=config.inputs, total=len(plan.entries), started_at=prepared.started_at,
+                   agent_path=config.agent_path,
+                   options={**config.reported_options(), "timeout": format_duration(config.timeout)},
+                   environment=prepared.identity.environment(), warnings=list(suite.warnings),
+                   replay=cassette_origin(config.cwd / options.replay, options.replay) if options.replay else None)
+
+
+def _scheduler(repeats: Repeats, runners: tuple[StandardRunner, DynamicRunner], reporters: Reporters,
+               config: RunConfig) -> Scheduler[Unit]:
+    """The scheduler of every case's runs: a case's first run to start tells the reporters it started, its
+    verdict (once its last run is in) that it finished; with --fail-fast the first that did not pass stops the
+    rest."""
+
+    def unit_started(unit: Unit) -> None:
+        if repeats.first_start(unit):
+            reporters.case_started(unit.entry)
+
+    def unit_finished(result: CaseResult, unit: Unit) -> None:
+        result.bound()          # the assertions are done with the whole reply
+        verdict = repeats.finished(unit, result)
+        if verdict is None:
+            return
+        reporters.case_finished(verdict)
+        if config.options.fail_fast and verdict.status not in ("passed", "skipped"):
+            scheduler.stop(f"not run: --fail-fast stopped the run after {verdict.id} {verdict.status}")
+
+    scheduler: Scheduler[Unit] = Scheduler(
+        repeats.units, run_one=lambda unit: run_unit(unit, runners),
+        skipped=lambda unit, reason: skipped_result(unit.entry, reason), parallel=config.options.parallel,
+        on_start=unit_started, on_finish=unit_finished)
+    return scheduler
+
+
+async def _hooks_and_cases(run: _Run) -> None:
+    """Stage hooks and cases: BeforeAll, every case's runs, AfterAll — a signal stops the scheduling and cancels
+    what is in flight."""
+    with Interrupts(run.scheduler).handled() as interrupts, collecting() as tracebacks:
+        before_all_data = await _before_all(run, interrupts)
+        await run.scheduler.run()
+        run.results = run.repeats.results(lambda entry: skipped_result(entry, "not run"))
+        for result, position in zip(run.results, run.plan.positions or [], strict=False):
+            result.position = position      # merge puts the shards' results back in the suite's order
+        await _after_all(run, interrupts, before_all_data)
+    run.tracebacks = tracebacks
+
+
+async def _before_all(run: _Run, interrupts: Interrupts) -> Any:
+    """BeforeAll's data (for AfterAll); when it fails no case runs, and the run says why."""
+    before = run.config.options.before
+    if not before:
+        return None
+    try:
+        return await interrupts.guard(run.global_hook(before, [case_dict(case) for case in run.cases]))
+    except HookError as exc:
+        run.errors.append(f"BeforeAll: {exc.message}")
+        run.before_all_failed = True
+        run.scheduler.stop("not run: BeforeAll failed")
+    except asyncio.CancelledError:
+        run.scheduler.stop("interrupted")
+    return None
+
+
+async def _after_all(run: _Run, interrupts: Interrupts, before_all_data: Any) -> None:
+    """AfterAll, told every result; after an interrupt it gets the After hooks' grace, the user is waiting."""
+    after = run.config.options.after
+    if not after:
+        return
+    after_all = run.global_hook(after, [result_dict(result) for result in run.results], before_all_data)
+    try:
+        if run.scheduler.interrupted:
+            await within(after_all, AFTER_HOOK_GRACE)
+        else:
+            await interrupts.guard(after_all)
+    except HookError as exc:
+        run.errors.append(f"AfterAll: {exc.message}")
+    except (asyncio.TimeoutError, asyncio.CancelledError):
+        run.errors.append("AfterAll: interrupted")
+
+
+def _finish(run: _Run) -> RunOutcome:
+    """Stage finish: the report, told to the reporters, and the exit code."""
+    options, results = run.config.options, run.results
+    summary = Summary.count(results, round((time.monotonic() - run.prepared.started) * 1000))
+    usage = Usage.total([run.plan.generation, *(result.usage for result in results)])
+    report = Report(info=run.info, results=results, summary=summary, completed_at=now(), usage=usage,
+                    interrupted=run.scheduler.interrupted, error="; ".join(run.errors) or None,
+                    version=__version__, runs=options.runs, shard=options.shard, suite=run.plan.suite_facts(),
+                    baseline=run.reporting.baseline, baseline_path=options.baseline, spending=run.meter.report(),
+                    traceback="\n\n".join(dict.fromkeys(run.tracebacks)) or None)
+    run.reporting.reporters.run_finished(report)
+    if run.scheduler.interrupted:
+        return RunOutcome(report, EXIT_INTERRUPTED)
+    if run.before_all_failed or run.reporting.reporters.failed():   # CI must not go green without its artifacts
+        return RunOutcome(report, EXIT_USAGE)
+    regressions = failures_under_regression(report.data.get("comparison"))
+    return RunOutcome(report, exit_code(summary.ok and not run.errors, options.fail_on, regressions,
+                                        spent=run.meter.spent is not None))
+
+
 async def run_unit(unit: Unit, runners: tuple[StandardRunner, DynamicRunner]) -> CaseResult:
     entry = unit.entry
     if isinstance(entry, InvalidCase):
         return invalid_result(entry)
     standard, dynamic = runners
     return await (dynamic if entry.conversation is not None else standard).run(entry, unit.run)
-
-
-def load_baseline(path: Path, shown: str) -> dict[str, Any]:
-    """An earlier report.json to compare with: the whole run's (a shard's would make every other case look
-    removed). UsageError naming the file when it cannot be one."""
-    data = read_report(path, f"--baseline {shown}")
-    shard = (data.get("metadata") or {}).get("shard")
-    if shard:
-        raise UsageError(f"--baseline {shown}: the report of shard {shard} only; compare with the merged report "
-                         "(agenttest merge)")
-    return data
-
-
-def priced_calls(entries: list[Entry], target: str, override: str | None) -> list[tuple[str, str | None]]:
-    """Every (agent, connector) the cases will call: the target on each connector a case names (the CLI's
-    override first), each judge on its assertion's connector, each simulator on its case's."""
-    calls: list[tuple[str, str | None]] = [(target, override)]
-    for case in (e for e in entries if isinstance(e, Case)):
-        calls.append((case.target or target, override or case.options.get("connector")))
-        specs = list(case.assertions)
-        if case.conversation is not None:
-            specs += [spec for checkpoint in case.conversation.checkpoints for spec in checkpoint.assertions]
-            if not case.conversation.scripted:
-                calls.append((case.conversation.simulator, case.conversation.connector))
-        calls += [(spec.helper_agent, getattr(spec.prepared, "connector", None)) for spec in specs
-                  if spec.helper_agent]
-    return list(dict.fromkeys(calls))
 
 
 def dry_run(entries: list[Entry], config: RunConfig, warnings: list[str]) -> int:
@@ -344,33 +371,6 @@ def dry_run(entries: list[Entry], config: RunConfig, warnings: list[str]) -> int
     return 2 if invalid else 0
 
 
-def check_writable(config: RunConfig) -> None:
-    """Every directory an artifact goes to exists and is writable, before any case runs: a green run must never
-    end without its report. UsageError (exit 2) otherwise."""
-    refuse_leaving(config.output_dir, f"--output-dir {config.options.output_dir}", config.cwd)
-    paths = {**artifact_paths(config), **({"output": config.output} if config.output else {})}
-    for name, path in paths.items():
-        flag = {"junit": "--junit", "summary": "--summary", "output": "-o"}.get(name, "--output-dir")
-        named = config.options.output_dir if flag == "--output-dir" else getattr(config.options, name)
-        refuse_leaving(path, f"{flag} {named}", config.cwd,
-                       within=config.output_dir if path.parent == config.output_dir else None)
-    for directory in dict.fromkeys(path.parent for path in paths.values()):
-        try:
-            directory.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise UsageError(f"cannot create the output directory {directory}: {exc.strerror or exc}") from exc
-        if not os.access(directory, os.W_OK):
-            raise UsageError(f"cannot write to the output directory {directory}")
-
-
-def refuse_leaving(path: Path, shown: str, cwd: Path, within: Path | None = None) -> None:
-    """UsageError (exit 2, before any case runs) when `path` must not be written: in the repository as named, out
-    of it through a symlink (`workspace.write_refusal`)."""
-    why = write_refusal(path, repository_root(cwd), within)
-    if why:
-        raise UsageError(f"{shown}: {why}; agenttest will not write there")
-
-
 def agent_dir(config: RunConfig) -> Path | None:
     """Where hooks are looked up after the suite's directory for a case without an agent directory of its own
     (global hooks): the run's `assistants/…` agent directory, else the config's directory."""
@@ -391,92 +391,6 @@ def skipped_result(entry: Entry, reason: str) -> CaseResult:
     result = invalid_result(entry) if isinstance(entry, InvalidCase) else base_result(entry)
     result.status, result.error, result.error_kind, result.ran = "skipped", reason, None, False
     return result
-
-
-class _Interrupts:
-    """SIGINT/SIGTERM: stop scheduling, cancel the cases and the global hook in flight; a second signal exits."""
-
-    def __init__(self, scheduler: Scheduler[Entry]) -> None:
-        self.scheduler = scheduler
-        self._guarded: asyncio.Task[Any] | None = None
-
-    def on_signal(self, signum: int) -> None:
-        if self.scheduler.interrupted:
-            os._exit(EXIT_INTERRUPTED)
-        print(f"\n⚠ {signal.Signals(signum).name}: stopping, writing partial results…", file=sys.stderr)
-        self.scheduler.interrupt()
-        if self._guarded is not None:
-            self._guarded.cancel()
-
-    async def guard(self, awaitable: Awaitable[Any]) -> Any:
-        """Await a global hook so that a signal cancels it (CancelledError reaches the caller)."""
-        self._guarded = asyncio.ensure_future(awaitable)
-        try:
-            return await self._guarded
-        finally:
-            self._guarded = None
-
-
-@contextlib.contextmanager
-def _interrupts(scheduler: Scheduler[Entry]) -> Iterator[_Interrupts]:
-    loop = asyncio.get_running_loop()
-    interrupts = _Interrupts(scheduler)
-    installed = []
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):   # Windows, non-main thread
-            loop.add_signal_handler(signum, interrupts.on_signal, signum)
-            installed.append(signum)
-    try:
-        yield interrupts
-    finally:
-        for signum in installed:
-            loop.remove_signal_handler(signum)
-
-
-@contextlib.contextmanager
-def _cancelled_by_signals() -> Iterator[None]:
-    """While no case has run (generators at work): SIGINT/SIGTERM cancel the work and end the run as interrupted
-    (exit 130) — there is nothing to report yet."""
-    loop = asyncio.get_running_loop()
-    task = asyncio.current_task()
-    signalled: list[int] = []
-
-    def on_signal(signum: int) -> None:
-        signalled.append(signum)
-        if task is not None:
-            task.cancel()
-
-    installed = []
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):   # Windows, non-main thread
-            loop.add_signal_handler(signum, on_signal, signum)
-            installed.append(signum)
-    try:
-        yield
-    except asyncio.CancelledError:
-        if signalled:
-            raise KeyboardInterrupt from None
-        raise
-    finally:
-        for signum in installed:
-            loop.remove_signal_handler(signum)
-
-
-def _emit(reporters: list[Reporter], event: str, payload: object) -> None:
-    """Tell every reporter; one that breaks (our bug, or a full disk) is said on stderr and the others still
-    write their artifacts."""
-    for reporter in reporters:
-        try:
-            getattr(reporter, event)(payload)
-        except Exception as exc:
-            if not reporter.problems():       # once per reporter: the same failure would repeat for every case
-                reporter.problem(f"{type(reporter).__name__} failed on {event}: {type(exc).__name__}: {exc}")
-            else:
-                reporter.problems().append(f"{event}: {type(exc).__name__}: {exc}")
-
-
-def _artifacts_failed(reporters: list[Reporter]) -> bool:
-    return any(reporter.problems() for reporter in reporters)
 
 
 def _place(entry: InvalidCase) -> str:

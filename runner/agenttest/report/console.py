@@ -88,8 +88,22 @@ class ConsoleReporter(Reporter):
 
     def run_finished(self, report: Report) -> None:
         self._clear_live()
-        s = report.summary
         self._subheader("Summary")
+        self._counts(report)
+        comparison = report.data.get("comparison")
+        if comparison:
+            self._baseline(comparison)
+        self._spending(report)
+        self._notes(report)
+        self._line()
+        self._line("═" * WIDTH)
+        self._banner(report)
+        self._line("═" * WIDTH)
+        self._line()
+
+    def _counts(self, report: Report) -> None:
+        """The agent, the cases by status, the pass rate, the duration and, over several runs, the stability."""
+        s = report.summary
         self._line(f"  Agent:     {report.info.agent_id}")
         if report.info.connector:
             self._line(f"  Connector: {report.info.connector}")
@@ -109,19 +123,23 @@ class ConsoleReporter(Reporter):
         summary = report.data["summary"]
         if summary.get("runs_per_case", 1) > 1:
             self._line(f"  Stability: {stability_line(summary)}")
-        comparison = report.data.get("comparison")
-        if comparison:
-            self._line(f"  Baseline:  {comparison_line(comparison)}")
-            for entry in (comparison.get("regressions") or [])[:10]:
-                place = f" ({one_line(entry['file'], 120)}:{entry['line']})" \
-                    if entry.get("file") and entry.get("line") else ""
-                self._line(self._style(f"    ✗ regressed: {one_line(entry.get('id'), 80)}{place} "
-                                       f"{one_line(entry.get('was'), 20)} → {one_line(entry.get('status'), 20)}",
-                                       "red"))
-            more = len(comparison.get("regressions") or []) - 10
-            if more > 0:
-                self._line(self._style(f"    … and {more} more regressed (report.json: comparison.regressions)",
-                                       "red"))
+
+    def _baseline(self, comparison: Mapping[str, Any]) -> None:
+        """The comparison with the baseline, and the first ten regressions."""
+        self._line(f"  Baseline:  {comparison_line(comparison)}")
+        for entry in (comparison.get("regressions") or [])[:10]:
+            place = f" ({one_line(entry['file'], 120)}:{entry['line']})" \
+                if entry.get("file") and entry.get("line") else ""
+            self._line(self._style(f"    ✗ regressed: {one_line(entry.get('id'), 80)}{place} "
+                                   f"{one_line(entry.get('was'), 20)} → {one_line(entry.get('status'), 20)}",
+                                   "red"))
+        more = len(comparison.get("regressions") or []) - 10
+        if more > 0:
+            self._line(self._style(f"    … and {more} more regressed (report.json: comparison.regressions)", "red"))
+
+    def _spending(self, report: Report) -> None:
+        """Tokens, cost, a spent budget, and what a replay played back."""
+        summary = report.data["summary"]
         tokens = usage_line(report.usage.to_dict())
         if tokens:
             self._line(f"  Tokens:    {tokens}")
@@ -134,6 +152,10 @@ class ConsoleReporter(Reporter):
         if replay:
             changed = bool(replay.get("changed") or replay.get("could_not_tell"))
             self._line(self._style(f"  {'⚠' if changed else '○'} {replay_line(replay)}", "yellow", bold=changed))
+
+    def _notes(self, report: Report) -> None:
+        """What is worth a second look: cases that checked nothing or never ran, an interrupt, the run's errors
+        (with the user's traceback when verbose), and where the artifacts are."""
         if self._unchecked:
             self._line(self._style(f"  ○ {plural(self._unchecked, 'case')} passed without checking anything "
                                    "(no assertion)", "yellow"))
@@ -148,13 +170,15 @@ class ConsoleReporter(Reporter):
                 self._line(f"    │  {line}")
         if self._artifacts:
             self._line(f"  Artifacts: {self._artifacts}")
-        self._line()
-        self._line("═" * WIDTH)
+
+    def _banner(self, report: Report) -> None:
+        """The run's verdict in one line, as the exit code has it."""
         verdict = run_verdict(report.data)
         if verdict.state == "interrupted":
             self._line(self._style("  ⚠ INTERRUPTED: partial results", "yellow", bold=True))
         elif verdict.state == "no_case_ran":
-            self._line(self._style(f"  ○ NO TEST RAN: {plural(s.total, 'case')} skipped", "yellow", bold=True))
+            self._line(self._style(f"  ○ NO TEST RAN: {plural(report.summary.total, 'case')} skipped", "yellow",
+                                   bold=True))
         elif verdict.state == "passed":
             self._line(self._style("  ✨ ALL TESTS PASSED ✨", "green", bold=True))
         elif verdict.state == "tolerated" and verdict.why != "--fail-on never":
@@ -164,8 +188,6 @@ class ConsoleReporter(Reporter):
                                    "the run does not fail)", "yellow", bold=True))
         else:
             self._line(self._style("  ❌ TESTS FAILED", "red", bold=True))
-        self._line("═" * WIDTH)
-        self._line()
 
     def case_lines(self, result: CaseResult) -> list[str]:
         word, colour = _STATUS[result.status]

@@ -172,6 +172,15 @@ def _footer(report: Mapping[str, Any]) -> list[str]:
 
 
 def _header(report: Mapping[str, Any], links: SourceLinks) -> Iterator[str]:
+    yield f"## {_title(report)}"
+    yield ""
+    yield _facts(report, links)
+    yield ""
+    yield from _notices(report)
+
+
+def _title(report: Mapping[str, Any]) -> str:
+    """The run's verdict as the summary's heading: `✅ agenttest: all 3 cases passed`."""
     summary = report.get("summary") or {}
     results = report.get("results") or []
     total = summary.get("total", len(results))
@@ -198,12 +207,16 @@ def _header(report: Mapping[str, Any], links: SourceLinks) -> Iterator[str]:
             if passed == total else f"{passed} of {total} passed"
     if skipped:
         verdict += f", {skipped} skipped"
-    yield f"## {icon} agenttest: {md_text(verdict)}"
-    yield ""
+    return f"{icon} agenttest: {md_text(verdict)}"
+
+
+def _facts(report: Mapping[str, Any], links: SourceLinks) -> str:
+    """The agent, its connector, the suites (linked) and when the run started, on one line."""
+    summary = report.get("summary") or {}
     facts = [f"**Agent** {md_code(summary.get('agent_id') or '?')}"]
     if summary.get("connector"):
         facts.append(f"**Connector** {md_code(summary['connector'])}")
-    suites = {links.display(r["file"]): r["file"] for r in results if r.get("file")}
+    suites = {links.display(r["file"]): r["file"] for r in report.get("results") or [] if r.get("file")}
     if suites:
         names = sorted(suites)
         facts.append("**Suites** " + ", ".join(_file_link(suites[name], links) for name in names[:10])
@@ -211,8 +224,12 @@ def _header(report: Mapping[str, Any], links: SourceLinks) -> Iterator[str]:
     started = (report.get("metadata") or {}).get("started_at")
     if started:
         facts.append(f"**Started** {md_text(human_time(started))}")
-    yield " · ".join(facts)
-    yield ""
+    return " · ".join(facts)
+
+
+def _notices(report: Mapping[str, Any]) -> Iterator[str]:
+    """Tokens and cost, a spent budget, a replay, the run's error, an interrupt: each a paragraph."""
+    summary = report.get("summary") or {}
     usage = summary.get("usage")
     if isinstance(usage, Mapping) and usage:
         cost = f" · **Cost** {md_text(cost_line(dict(summary['cost']), usage))}" \

@@ -1,4 +1,4 @@
-"""The garbage collector's policy while a command owns its process (`collection.py`, issue #10): no collection while
+"""The garbage collector's policy while a command owns its process (`gc_policy.py`, issue #10): no collection while
 a command imports and reads, nor while a run reads its suite; what was read frozen; collection back on for a run's
 cases and after the command; nothing changed for a caller's process. Each probe runs in a fresh interpreter:
 freezing the test process's objects would keep its later garbage alive."""
@@ -54,7 +54,7 @@ print(json.dumps(counts))
 
 POLICY = """
 import gc, json
-from agenttest.collection import command, owned_by_run, reading
+from agenttest.gc_policy import command, owned_by_run, reading
 seen = {}
 frozen = gc.get_freeze_count()
 with reading():

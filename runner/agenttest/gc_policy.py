@@ -2,15 +2,15 @@
 whose process is the caller's): no collection while the command imports and reads, rare ones during a run's cases,
 and none while a run reads its suite and cassettes.
 
-A run allocates a few objects per case and holds each result to the end, so the default young-generation threshold
-(700) meant ~900 collections and 7 full ones (~1.6 s, every case in flight stalled) in a 10,000-case run; with one
-every 50,000 allocations there are ~6, and each still walks ~30 ms of objects it cannot free: half of them came
-while the 10,000 cases were read (a replay read a 9 MB cassette too, three more). Reading builds trees that live to
-the end, so it is not collected at all and what it built is frozen out of every later collection.
+A run allocates a few objects per case and holds each result to the end, so at the default young-generation
+threshold a large run made hundreds of collections, the full ones stalling every case in flight, and each walking
+objects it could not free; with one every 50,000 allocations there are a handful. Reading builds trees that live to
+the end (the suite, a replay's cassettes), so it is not collected at all and what it built is frozen out of every
+later collection.
 
-A CLI command starts the same way: what it imports (modules, classes, pydantic's schemas) lives to the end, and
-`validate` of 1,000 cases spent ~25 ms of its ~450 in ~90 collections during its imports that freed nothing. So no
-collection comes until a run starts its cases (`command`).
+A CLI command starts the same way: what it imports (modules, classes, pydantic's schemas) lives to the end, and the
+collections during its imports freed nothing. So no collection comes until a run starts its cases (`command`).
+The measurements are in bench/README.md (Garbage collection).
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ def command() -> Iterator[None]:
 def owned_by_run() -> Iterator[None]:
     """A run's policy for its process. Everything imported so far lives until the end: it is frozen out of every
     collection. The objects left at the end are frozen too, so that the interpreter's exit does not walk them all
-    once more (~0.5 s at 10,000 cases)."""
+    once more."""
     threshold = gc.get_threshold()
     if _paused[0]:
         _paused[0] = False

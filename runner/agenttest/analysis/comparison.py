@@ -1,0 +1,175 @@
+"""The comparison of a run with a baseline report (`--baseline`), case by case: regressions, fixes, the failures a
+change introduced, new and removed cases, pass-rate and duration changes."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from ..bounds import stored
+from .outcome import report_pass_rate
+
+
+def case_key(result: Mapping[str, Any]) -> tuple[str, str]:
+    """A report result's (file or generator, id): what a case is known by across reports."""
+    return (str(result.get("file") or result.get("source") or ""), str(result.get("id")))
+
+
+def compare(current: Mapping[str, Any], baseline: Mapping[str, Any], *, path: str = "",
+            partial: bool = False) -> dict[str, Any]:
+    """How this run differs from an earlier one, case by case (keyed by file and id): regressions (passed then,
+    not now), fixes, still failing, new and removed cases, and pass-rate and duration changes. `introduced` lists
+    the failing cases the baseline did not see fail as they are — new, with another definition under a reused id,
+    or skipped then: the change brought them, and `fail-on: regression` fails on them as on regressions. A
+    `partial` run (one shard) cannot tell removed cases from other shards' cases: it reports none."""
+    before, now = _by_key(baseline), _by_key(current)
+    _match_moved(before, now)
+    groups: dict[str, list[dict[str, Any]]] = {"regressions": [], "fixes": [], "still_failing": [], "new": [],
+                                               "removed": [], "introduced": []}
+    changes: list[dict[str, Any]] = []
+    for key, result in now.items():
+        old = before.get(key)
+        if old is None:
+            groups["new"].append(_entry(result, None))
+            if _passed(result) is False:
+                groups["introduced"].append(_entry(result, None))
+            continue
+        was, is_ = _passed(old), _passed(result)
+        if is_ is False and not was and (was is None or _redefined(result, old)):
+            groups["introduced"].append(_entry(result, old))
+        if was is None or is_ is None:          # skipped then or now: nothing to compare
+            continue
+        if was and not is_:
+            groups["regressions"].append(_entry(result, old))
+        elif is_ and not was:
+            groups["fixes"].append(_entry(result, old))
+        elif not is_:
+            groups["still_failing"].append(_entry(result, old))
+        change = _change(result, old)
+        if change:
+            changes.append(change)
+    if not partial:
+        groups["removed"] = [_entry(old, old) for key, old in before.items() if key not in now]
+    summary, base_summary = _mapping(current.get("summary")), _mapping(baseline.get("summary"))
+    meta = _mapping(baseline.get("metadata"))
+    base_rate = base_summary.get("pass_rate")
+    if partial:      # a shard: the baseline's pass rate over the cases this shard ran
+        base_rate = _pass_rate([before[key] for key in now if key in before])
+    return {
+        "baseline": {"path": path, "started_at": meta.get("started_at"), "version": meta.get("version"),
+                     **({"partial": True} if partial else {})},
+        **{name: items for name, items in groups.items()},
+        "counts": {name: len(items) for name, items in groups.items()},
+        "pass_rate": _delta(base_rate, summary.get("pass_rate")),
+        "duration_ms": _delta(base_summary.get("duration_ms"), summary.get("duration_ms")),
+        "changes": changes,
+    }
+
+
+def _by_key(report: Mapping[str, Any]) -> dict[tuple[str, str], Mapping[str, Any]]:
+    """A report's results by case key; the first of a duplicate id wins (the second is an invalid entry)."""
+    found: dict[tuple[str, str], Mapping[str, Any]] = {}
+    for result in report.get("results") or []:
+        if isinstance(result, Mapping):
+            found.setdefault(case_key(result), result)
+    return found
+
+
+def _match_moved(before: dict[tuple[str, str], Mapping[str, Any]],
+                 now: dict[tuple[str, str], Mapping[str, Any]]) -> None:
+    """A case whose suite file was renamed or moved is still the same case: an id found once among the cases that
+    disappeared and once among those that appeared is matched across (the old entry is keyed by its new place)."""
+    gone = [key for key in before if key not in now]
+    fresh = [key for key in now if key not in before]
+    gone_ids = _unique_ids(gone)
+    for key in fresh:
+        if key[1] in gone_ids and _unique_ids(fresh).get(key[1]) == key:
+            before[key] = {**before.pop(gone_ids[key[1]]), "moved_from": gone_ids[key[1]][0]}
+
+
+def _unique_ids(keys: list[tuple[str, str]]) -> dict[str, tuple[str, str]]:
+    counts: dict[str, int] = {}
+    for _, case_id in keys:
+        counts[case_id] = counts.get(case_id, 0) + 1
+    return {case_id: key for key in keys for case_id in [key[1]] if counts[case_id] == 1}
+
+
+def _redefined(result: Mapping[str, Any], old: Mapping[str, Any]) -> bool:
+    """Whether the case under this key is another case than the baseline's: both reports give its definition
+    digest, and they differ (an id reused for another case, or the case rewritten). Reports from before the
+    digest cannot tell."""
+    now, then = result.get("definition"), old.get("definition")
+    return isinstance(now, str) and isinstance(then, str) and now != then
+
+
+def failures_under_regression(comparison: Mapping[str, Any] | None) -> int | None:
+    """How many cases fail a run under `fail-on: regression`: its regressions and the failures it introduced
+    (`compare`); None without a comparison."""
+    if not isinstance(comparison, Mapping):
+        return None
+    return sum(len(comparison.get(group) or []) for group in ("regressions", "introduced"))
+
+
+def _passed(result: Mapping[str, Any]) -> bool | None:
+    status = result.get("status")
+    return None if status == "skipped" else status == "passed"
+
+
+def _entry(result: Mapping[str, Any], old: Mapping[str, Any] | None) -> dict[str, Any]:
+    entry: dict[str, Any] = {"id": result.get("id"), "file": result.get("file"), "line": result.get("line"),
+                             "status": result.get("status")}
+    if old is not None and old is not result:
+        entry["was"] = old.get("status")
+        if old.get("moved_from"):
+            entry["moved_from"] = old["moved_from"]
+    if result.get("error"):
+        entry["error"] = result["error"]
+    # A removed case's fields come from the baseline file, whatever it holds: stored capped (README: untrusted input).
+    return {key: stored(value) for key, value in entry.items()}
+
+
+def _change(result: Mapping[str, Any], old: Mapping[str, Any]) -> dict[str, Any] | None:
+    """A case's pass-rate change (with runs) or a duration that doubled or halved, else None."""
+    change: dict[str, Any] = {}
+    rate, old_rate = _rate(result), _rate(old)
+    if rate is not None and old_rate is not None and rate != old_rate:
+        change["pass_rate"] = _delta(old_rate, rate)
+    duration, old_duration = _number(result.get("duration_ms")), _number(old.get("duration_ms"))
+    if old_duration >= 100 and duration >= 100 and not 0.5 <= duration / old_duration <= 2:
+        change["duration_ms"] = _delta(old_duration, duration)
+    if not change:
+        return None
+    return {"id": result.get("id"), "file": result.get("file"), "line": result.get("line"), **change}
+
+
+def _number(value: Any) -> float:
+    """A count or duration from a report that may have been edited: anything but a finite number is 0."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return 0.0
+    return float(value)
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _pass_rate(results: list[Mapping[str, Any]]) -> float | None:
+    """passed / (total − skipped), in percent, as the summary computes it."""
+    ran = [result for result in results if result.get("status") != "skipped"]
+    return report_pass_rate(sum(1 for r in ran if r.get("status") == "passed"), len(ran))
+
+
+def _rate(result: Mapping[str, Any]) -> float | None:
+    stability = result.get("stability")
+    if isinstance(stability, Mapping) and isinstance(stability.get("pass_rate"), (int, float)) \
+            and math.isfinite(stability["pass_rate"]):
+        return float(stability["pass_rate"])
+    passed = _passed(result)
+    return None if passed is None else 100.0 if passed else 0.0
+
+
+def _delta(before: Any, now: Any) -> dict[str, Any]:
+    finite = [isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in (before, now)]
+    before, now = (v if ok else None for v, ok in zip((before, now), finite, strict=True))
+    return {"before": before, "now": now, "delta": round(now - before, 2) if all(finite) else None}
