@@ -11,9 +11,9 @@ from typing import Any
 import click
 
 from . import __version__
-from .actions_log import guarded_log, write_line
 from .collection import command
 from .errors import EXIT_USAGE, AgentTestError, UsageError
+from .github.log import guarded_log, write_line
 
 # Only click and these small modules are imported at start-up: `agenttest --version` and `--help` must not load
 # aiohttp, pydantic or jsonschema. Each command imports what it needs when it runs.
@@ -171,7 +171,7 @@ def execute(cli_values: dict[str, Any], cwd: Path | None = None) -> int:
 def _guarded() -> Iterator[None]:
     """A command's log inside the stop-commands block in GitHub Actions (README: untrusted input): it prints suite
     text, file names and report contents, none of which may become a workflow command."""
-    from .report.github import in_github_actions
+    from .github.environment import in_github_actions
 
     with guarded_log(sys.stdout, guard=in_github_actions()):
         yield
@@ -284,8 +284,6 @@ def merge(reports: tuple[str, ...], output_dir: str, baseline: str | None, fail_
 @main.command("action", context_settings={"help_option_names": ["-h", "--help"]})
 def action() -> None:
     """GitHub Action entrypoint: read INPUT_* and run like `agenttest run` (see action.yml)."""
-    import os
+    from .github.action import run_action
 
-    from .action import run_action
-
-    sys.exit(run_action(os.environ))
+    sys.exit(run_action())

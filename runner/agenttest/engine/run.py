@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
-from ..actions_log import write_line, write_lines
 from ..agents.cache import HelperCache
 from ..agents.cassette_origin import cassette_origin
 from ..agents.meter import Meter
@@ -30,6 +29,7 @@ from ..config import RunConfig, undefined_suite_agents
 from ..durations import format_duration
 from ..errors import EXIT_INTERRUPTED, EXIT_USAGE, HookError, UsageError
 from ..files import json_line, write_text
+from ..github.log import write_line, write_lines
 from ..options import shard_of
 from ..report.base import Report, Reporter, RunInfo, now
 from ..report.ci import artifact_paths

@@ -12,9 +12,9 @@ from datetime import datetime, timedelta, timezone
 from functools import cached_property
 from typing import Any, Protocol, TextIO
 
-from ..actions_log import write_line
 from ..analysis import compare, report_pass_rate, stability_summary
 from ..cases.model import Case
+from ..github.log import write_line
 from ..results import CaseResult, Summary
 from ..usage import Usage
 

@@ -18,15 +18,16 @@ from typing import Any
 
 import click
 
-from .actions_log import write_line
-from .agents.cache import user_cache_home
-from .cases.sources import sources
-from .config import RunConfig
-from .errors import EXIT_USAGE, AgentTestError, UsageError
-from .launch import Launch
-from .report.ci import artifact_paths
-from .report.escape import workflow_command
-from .report.outputs import write_outputs
+from ..agents.cache import user_cache_home
+from ..artifacts import artifact_paths
+from ..cases.sources import sources
+from ..config import RunConfig
+from ..errors import EXIT_USAGE, AgentTestError, UsageError
+from ..launch import Launch
+from . import environment
+from .commands import workflow_command
+from .environment import read_inputs
+from .log import write_line
 
 FAIL_ON = ("failure", "regression", "never")
 
@@ -55,26 +56,29 @@ class ActionSettings:
     fail_on: str = "failure"
 
 
-def run_action(environ: Mapping[str, str]) -> int:
+def run_action(environ: Mapping[str, str] | None = None) -> int:
     """Run the suite the inputs describe (the run writes the step outputs, as `agenttest run` does in Actions);
-    return the exit code `fail-on` asks for."""
+    return the exit code `fail-on` asks for. A step that cannot run says why in one error annotation."""
+    environ = os.environ if environ is None else environ
+    launched = Launch()
     try:
         settings = read_settings(environ)
     except AgentTestError as exc:
-        return _fail(environ, str(exc), EXIT_USAGE)
-    # User code (python agents, hooks) sees the directory the step runs in, as after `cd` in a `run:` step.
-    os.chdir(settings.cwd)
-    launched = Launch()
-    try:
-        launched.run(settings.values, settings.cwd)
-    finally:
-        if launched.config is not None:
-            hand_over(_written_paths(launched.config), settings.workspace)
-            # The helper cache and its key, in $HOME: the runner's user must read them (actions/cache).
-            hand_over([user_cache_home()], Path.home())
+        launched.stop(EXIT_USAGE, str(exc))
+    else:
+        # User code (python agents, hooks) sees the directory the step runs in, as after `cd` in a `run:` step.
+        os.chdir(settings.cwd)
+        try:
+            launched.run(settings.values, settings.cwd)
+        finally:
+            if launched.config is not None:
+                hand_over(_written_paths(launched.config), settings.workspace)
+                # The helper cache and its key, in $HOME: the runner's user must read them (actions/cache).
+                hand_over([user_cache_home()], Path.home())
     config, outcome = launched.config, launched.outcome
-    if config is None or outcome is None:       # the launch has set the conclusion `error`
-        return _fail(environ, str(launched.error), launched.exit_code, outputs=False)
+    if config is None or outcome is None:       # the log guard, if any, is already resumed
+        write_line(sys.stdout, workflow_command("error", f"agenttest: {launched.error}"))
+        return launched.exit_code
     report = outcome.report.data if outcome.report is not None else {}
     if config.options.fail_on == "regression" and _regressions(report) is None:
         write_line(sys.stdout, workflow_command("warning", "agenttest: fail-on: regression needs a baseline; "
@@ -85,7 +89,7 @@ def run_action(environ: Mapping[str, str]) -> int:
 def read_settings(environ: Mapping[str, str]) -> ActionSettings:
     """The inputs as a CLI values dict plus the action's own settings; a bad input is a UsageError naming it."""
     inputs = read_inputs(environ, ACTION_INPUTS)
-    workspace = Path(environ.get("GITHUB_WORKSPACE") or os.getcwd()).resolve()
+    workspace = (environment.workspace(environ) or Path.cwd()).resolve()
     cwd = (workspace / (inputs.get("working-directory") or ".")).resolve()
     if cwd != workspace and workspace not in cwd.parents:
         raise UsageError(f"working-directory: {inputs['working-directory']!r} is outside the workspace {workspace}")
@@ -114,19 +118,9 @@ def read_settings(environ: Mapping[str, str]) -> ActionSettings:
     return ActionSettings(values=values, cwd=cwd, workspace=workspace, fail_on=fail_on)
 
 
-def read_inputs(environ: Mapping[str, str], names: Iterable[str]) -> dict[str, str | None]:
-    """`INPUT_<NAME>` for each input, as the runner names them (upper case, spaces to `_`, hyphens kept), trimmed;
-    an empty value is unset, as with `@actions/core`."""
-    values: dict[str, str | None] = {}
-    for name in names:
-        raw = environ.get("INPUT_" + name.replace(" ", "_").upper(), "").strip()
-        values[name] = raw or None
-    return values
-
-
 def parse_args(suites: list[str], args: str) -> dict[str, Any]:
     """Extra `agenttest run` arguments (the `args` input), parsed by the CLI's own option parser."""
-    from .cli import run
+    from ..cli import run
 
     try:
         argv = shlex.split(args)
@@ -201,15 +195,3 @@ def _convert(name: str, value: str, kind: str) -> Any:
 
 def _lines(value: str | None) -> list[str]:
     return [line.strip() for line in (value or "").splitlines() if line.strip()]
-
-
-def _fail(environ: Mapping[str, str], message: str, code: int, *, outputs: bool = True) -> int:
-    """A step that could not run: one error annotation (the log guard, if any, is already resumed), the conclusion
-    `error` (unless the launch wrote it), and `code`."""
-    write_line(sys.stdout, workflow_command("error", f"agenttest: {message}"))
-    if outputs:
-        write_outputs(environ.get("GITHUB_OUTPUT"), {"conclusion": "error"})
-    return code
-
-
-__all__ = ["run_action", "write_outputs"]
