@@ -21,39 +21,30 @@ import click
 from ..agents.cache import user_cache_home
 from ..artifacts import artifact_paths
 from ..cases.sources import sources
+from ..command_line import run_command
 from ..config import RunConfig
 from ..errors import EXIT_USAGE, AgentTestError, UsageError
 from ..launch import Launch
+from ..option_table import Option, options
 from . import environment
 from .commands import workflow_command
 from .environment import read_inputs
 from .log import write_line
 
-FAIL_ON = ("failure", "regression", "never")
-
-# Inputs that are run options, by the option's long name (options.RunOptions), and how each is read.
-OPTION_INPUTS: dict[str, tuple[str, str]] = {
-    "agent": ("name", "text"), "config": ("config", "text"), "connector": ("connector", "text"),
-    "output-dir": ("output_dir", "text"), "parallel": ("parallel", "int"), "runs": ("runs", "int"),
-    "min-pass-rate": ("min_pass_rate", "float"), "timeout": ("timeout", "text"), "filter": ("run", "text"),
-    "shard": ("shard", "text"), "fail-fast": ("fail_fast", "bool"), "simulator": ("simulator", "text"),
-    "before": ("before", "text"), "after": ("after", "text"), "baseline": ("baseline", "text"),
-    "record": ("record", "text"), "replay": ("replay", "text"), "max-cost": ("max_cost", "float"),
-    "max-tokens": ("max_tokens", "int"),
-    "annotations": ("annotations", "bool"), "max-annotations": ("max_annotations", "int"),
-    "job-summary": ("job_summary", "bool"),
-}
-ACTION_INPUTS = ("input", *OPTION_INPUTS, "fail-on", "working-directory", "args")
+# The inputs that are run options, by input name: the table's rows that name one (the suites, `input`, aside).
+OPTION_INPUTS = {option.flag.input: option for option in options().values()
+                 if option.flag.input and option.name != "input"}
+STEP_INPUTS = ("working-directory", "args")       # inputs of the step itself, not of the run
+ACTION_INPUTS = ("input", *OPTION_INPUTS, *STEP_INPUTS)
 
 
 @dataclass
 class ActionSettings:
-    """The action's inputs, read and checked: what to run, where, and how to end."""
+    """The action's inputs, read and checked: what to run, and where."""
 
     values: dict[str, Any]          # the CLI values dict, as `agenttest run` builds it from its flags
     cwd: Path
     workspace: Path
-    fail_on: str = "failure"
 
 
 def run_action(environ: Mapping[str, str] | None = None) -> int:
@@ -98,10 +89,9 @@ def read_settings(environ: Mapping[str, str]) -> ActionSettings:
     suites = _lines(inputs.get("input"))
     if not suites:
         raise UsageError("input: required (a suite file, directory or glob; one per line)")
+    given = [(name, option, value) for name, option in OPTION_INPUTS.items() if (value := inputs.get(name)) is not None]
     values: dict[str, Any] = {"input": suites}
-    for name, (key, kind) in OPTION_INPUTS.items():
-        if inputs.get(name) is not None:
-            values[key] = _convert(name, inputs[name], kind)
+    values.update({option.name: _convert(name, value, option) for name, option, value in given if not option.choices})
     if inputs.get("args"):
         values.update(parse_args(suites, inputs["args"]))
     for suite in values["input"]:    # always a path (README: Command line), an `-i` in `args` too: never a chat message
@@ -110,18 +100,15 @@ def read_settings(environ: Mapping[str, str]) -> ActionSettings:
         except UsageError as exc:
             named = "input" if suite in suites else "args"
             raise UsageError(f"{named}: {str(exc).removeprefix('-i ')}") from None
-    fail_on = (inputs.get("fail-on") or "failure").lower()
-    if fail_on not in FAIL_ON:
-        raise UsageError(f"fail-on: {inputs['fail-on']!r} is not one of {', '.join(FAIL_ON)}")
-    if inputs.get("fail-on"):       # unset, the config's `defaults: fail_on` (or the built-in one) decides
-        values["fail_on"] = fail_on
-    return ActionSettings(values=values, cwd=cwd, workspace=workspace, fail_on=fail_on)
+    # A choice (`fail-on`) is read last and wins over its flag in `args`: it was the step's own setting before it
+    # became a run option. Unset, the config's `defaults:` (or the built-in default) decides.
+    values.update({option.name: _convert(name, value, option) for name, option, value in given if option.choices})
+    return ActionSettings(values=values, cwd=cwd, workspace=workspace)
 
 
 def parse_args(suites: list[str], args: str) -> dict[str, Any]:
-    """Extra `agenttest run` arguments (the `args` input), parsed by the CLI's own option parser."""
-    from ..cli import run
-
+    """Extra `agenttest run` arguments (the `args` input), parsed as `agenttest run` parses them."""
+    run = run_command()
     try:
         argv = shlex.split(args)
     except ValueError as exc:
@@ -178,18 +165,23 @@ def _regressions(report: Mapping[str, Any]) -> int | None:
     return len(comparison.get("regressions") or []) if isinstance(comparison, Mapping) else None
 
 
-def _convert(name: str, value: str, kind: str) -> Any:
-    if kind == "bool":
+def _convert(name: str, value: str, option: Option) -> Any:
+    """The value of input `name` as its option takes it: a boolean, a number, one of the choices, or the text."""
+    if option.choices:
+        if value.lower() not in option.choices:
+            raise UsageError(f"{name}: {value!r} is not one of {', '.join(option.choices)}")
+        return value.lower()
+    if option.type is bool:
         if value in ("true", "True", "TRUE"):
             return True
         if value in ("false", "False", "FALSE"):
             return False
         raise UsageError(f"{name}: {value!r} is not a boolean (true or false)")
-    if kind in ("int", "float"):
+    if option.type in (int, float):
         try:
-            return int(value) if kind == "int" else float(value)
+            return option.type(value)
         except ValueError:
-            raise UsageError(f"{name}: {value!r} is not a {'whole ' if kind == 'int' else ''}number") from None
+            raise UsageError(f"{name}: {value!r} is not a {'whole ' if option.type is int else ''}number") from None
     return value
 
 
