@@ -1,4 +1,4 @@
-"""`agenttest action`: the GitHub Action's entrypoint, a thin reader of `INPUT_*` around the CLI's `Launch`.
+"""`agenttest action`: the GitHub Action's entrypoint, a thin reader of `INPUT_*` around `launch.Launch`.
 
 What the runner gives a docker action (and what a test sets to reproduce it): one `INPUT_<NAME>` per input, the
 name upper-cased with hyphens kept (`INPUT_OUTPUT-DIR`), empty when unset; `GITHUB_WORKSPACE` (the checkout, also
