@@ -6,31 +6,18 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import click
 
 from . import __version__
-from .actions_log import guarded_log, write_line
-from .errors import EXIT_USAGE, AgentTestError, UsageError
+from .command_line import EXAMPLES
+from .errors import EXIT_USAGE, AgentTestError, FailOn, UsageError
 from .gc_policy import command
+from .github.log import guarded_log, write_line
 
 # Only click and these small modules are imported at start-up: `agenttest --version` and `--help` must not load
 # aiohttp, pydantic or jsonschema. Each command imports what it needs when it runs.
-
-EXAMPLES = """\b
-Examples:
-  agenttest -i tests/expense.jsonl           run one suite (run is implied)
-  agenttest tests/expense.jsonl              the same: suites may be arguments
-  agenttest -i tests/ --parallel 8 --runs 3  every suite below tests/, 3 runs each
-  agenttest validate tests/*.jsonl           check suites, calling no agent
-
-\b
-Exit codes:
-  0    every selected case passed (or was skipped)
-  1    a case failed, errored, timed out or was unstable
-  2    usage, config or suite error before any case ran, BeforeAll failed
-  130  interrupted (SIGINT, SIGTERM); the partial artifacts are written"""
 
 _IMPLICIT_RUN = "agenttest.implicit_run"
 
@@ -53,10 +40,22 @@ class RunCommand(click.Command):
 class DefaultRunGroup(click.Group):
     """`run` is the default command: `agenttest -i x.jsonl` means `agenttest run -i x.jsonl`."""
 
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*self.commands, "run"})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        # `run` is built from the option table when first wanted (a run, `--help`): `agenttest --version` and the
+        # other commands do not load the table.
+        if cmd_name == "run" and cmd_name not in self.commands:
+            from .command_line import run_command
+
+            self.add_command(run_command(run, cls=RunCommand))
+        return super().get_command(ctx, cmd_name)
+
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         # Options and suite paths fall through to `run` (`agenttest tests/x.jsonl`); `run` refuses a word that names
         # no suite, as the unknown command it was meant to be.
-        if not args or (args[0] not in self.commands and args[0] not in ("--help", "-h", "--version", "-V")):
+        if not args or (args[0] not in self.list_commands(ctx) and args[0] not in ("--help", "-h", "--version", "-V")):
             ctx.meta[_IMPLICIT_RUN] = True
             args = ["run", *args]
         return super().parse_args(ctx, args)
@@ -84,55 +83,8 @@ def main() -> None:
     click.get_current_context().with_resource(command())
 
 
-@main.command(cls=RunCommand, epilog=EXAMPLES)
-@click.argument("suites", nargs=-1, metavar="[SUITE]...")
-@click.option("-i", "--input", "input", multiple=True, metavar="SOURCE",
-              help="A JSONL/JSON suite, a directory, a glob, or a direct message. Repeatable.")
-@click.option("-n", "--name", help="Target agent id (default: from the config or the suite's path).")
-@click.option("-o", "--output", type=click.Path(dir_okay=False),
-              help="Also write the report here: .md → Markdown, .html → HTML, else JSON.")
-@click.option("--output-dir", type=click.Path(file_okay=False), help="Artifacts directory [agenttest-results].")
-@click.option("-c", "--connector", help="Connector override for the target agent.")
-@click.option("-u", "--user", help="User id sent in the request context [test-user].")
-@click.option("-t", "--team", help="Team id sent in the request context [test-team].")
-@click.option("--ctx", type=click.Path(dir_okay=False), help="JSON context file (chat_id, authorized, metadata…).")
-@click.option("-v", "--verbose", is_flag=True, default=None, help="Show outputs and every assertion verdict.")
-@click.option("--simulator", metavar="ID", help="Simulator agent for dynamic cases that name none.")
-@click.option("--judge", metavar="ID", help="Judge of agent assertions that name none (default: defaults.judge).")
-@click.option("--cache", metavar="DIR",
-              help="Cache of judge, simulator and generator replies [~/.cache/agenttest/helpers].")
-@click.option("--no-cache", is_flag=True, default=None, help="Ask every helper agent afresh (and store nothing).")
-@click.option("--before", help="Global BeforeAll hook, module.Function.")
-@click.option("--after", help="Global AfterAll hook, module.Function.")
-@click.option("--timeout", help="Per-case timeout, Go-style (300ms, 30s, 1m30s) [2m].")
-@click.option("--parallel", type=int, help="Concurrent cases [4].")
-@click.option("--run", "run", metavar="REGEX", help="Only cases whose id matches (unanchored), or tag:NAME.")
-@click.option("--runs", type=int, help="Run each case N times: stability, pass@k and pass^k [1].")
-@click.option("--min-pass-rate", type=float, metavar="P", help="With --runs: a case passes at P percent [100].")
-@click.option("--shard", metavar="K/N", help="Run only shard K of N (deterministic, balanced); see merge.")
-@click.option("--baseline", metavar="REPORT", help="Compare with an earlier report.json: regressions, fixes, new.")
-@click.option("--fail-on", type=click.Choice(["failure", "regression", "never"]),
-              help="Exit 1 on any failure, only on regressions against --baseline, or never [failure].")
-@click.option("--fail-fast", is_flag=True, default=None, help="Stop scheduling after the first non-passing case.")
-@click.option("--dry-run", is_flag=True, default=None, help="Print the cases as JSONL; call no agent.")
-@click.option("--retries", type=int, help="Retries of one agent call on connection errors, 429 and 5xx [2].")
-@click.option("--junit", type=click.Path(dir_okay=False), help="JUnit XML path [OUTPUT_DIR/junit.xml].")
-@click.option("--summary", type=click.Path(dir_okay=False), help="Markdown summary path [OUTPUT_DIR/summary.md].")
-@click.option("--annotations/--no-annotations", default=None,
-              help="Emit ::error annotations at the failing JSONL lines [on in GitHub Actions].")
-@click.option("--max-annotations", type=int, help="At most this many annotations; the last says how many more [10].")
-@click.option("--config", type=click.Path(dir_okay=False), help="agenttest.yaml (default: discovered).")
-@click.option("--record", metavar="DIR", type=click.Path(file_okay=False),
-              help="Record every agent call (target and helpers) as cassettes in DIR.")
-@click.option("--replay", metavar="DIR", help="Answer every agent call from the cassettes in DIR; no network.")
-@click.option("--max-cost", type=float, metavar="USD", help="Run budget in USD (prices per connector or agent).")
-@click.option("--max-tokens", type=int, metavar="N", help="Run budget in tokens, over every role.")
-@click.option("--color", type=click.Choice(["auto", "always", "never"]),
-              help="Colour the console: auto = on a terminal and in GitHub Actions, unless NO_COLOR is set "
-                   "(FORCE_COLOR forces it) [auto].")
 def run(suites: tuple[str, ...], **options: Any) -> None:
-    """Run test suites against the target agent. Suites may be given as arguments too (files, directories, globs,
-    generators), as validate takes them."""
+    """The `run` command's callback: its suites, as arguments or `-i`, run with the other flags' values."""
     cli_values = {key: value for key, value in options.items() if value is not None and value != ()}
     inputs = [*options["input"], *_suite_arguments(suites)]
     if not inputs:
@@ -171,7 +123,7 @@ def execute(cli_values: dict[str, Any], cwd: Path | None = None) -> int:
 def _guarded() -> Iterator[None]:
     """A command's log inside the stop-commands block in GitHub Actions (README: untrusted input): it prints suite
     text, file names and report contents, none of which may become a workflow command."""
-    from .report.github import in_github_actions
+    from .github.environment import in_github_actions
 
     with guarded_log(sys.stdout, guard=in_github_actions()):
         yield
@@ -268,7 +220,7 @@ def schema() -> None:
 @click.option("--output-dir", type=click.Path(file_okay=False), default="agenttest-results", show_default=True,
               help="Where report.json, junit.xml, summary.md and ctrf.json of the whole run go.")
 @click.option("--baseline", metavar="REPORT", help="Compare the whole run with an earlier report.json.")
-@click.option("--fail-on", type=click.Choice(["failure", "regression", "never"]), default="failure",
+@click.option("--fail-on", type=click.Choice(get_args(FailOn)), default="failure",
               show_default=True, help="When the merge exits 1: any failure, only regressions, or never.")
 def merge(reports: tuple[str, ...], output_dir: str, baseline: str | None, fail_on: str) -> None:
     """Join the report.json files of a run's shards (--shard K/N) into one set of artifacts, with the counts of one
@@ -284,8 +236,6 @@ def merge(reports: tuple[str, ...], output_dir: str, baseline: str | None, fail_
 @main.command("action", context_settings={"help_option_names": ["-h", "--help"]})
 def action() -> None:
     """GitHub Action entrypoint: read INPUT_* and run like `agenttest run` (see action.yml)."""
-    import os
+    from .github.action import run_action
 
-    from .action import run_action
-
-    sys.exit(run_action(os.environ))
+    sys.exit(run_action())

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from .agents.cache import default_cache_directory
+from .artifacts import ARTIFACT_FILES
 from .cases.model import Case, InvalidCase
 from .cases.sources import existing_path
 from .hints import did_you_mean
@@ -36,11 +37,11 @@ class RunConfig:
 
     @property
     def junit(self) -> Path:
-        return self.cwd / self.options.junit if self.options.junit else self.output_dir / "junit.xml"
+        return self.cwd / self.options.junit if self.options.junit else self.output_dir / ARTIFACT_FILES["junit"]
 
     @property
     def summary(self) -> Path:
-        return self.cwd / self.options.summary if self.options.summary else self.output_dir / "summary.md"
+        return self.cwd / self.options.summary if self.options.summary else self.output_dir / ARTIFACT_FILES["summary"]
 
     @property
     def cache_dir(self) -> Path:

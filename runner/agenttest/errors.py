@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 # Process exit codes (README: Command line): every selected case passed; some did not; a mistake before any case ran (or
 # BeforeAll failed); interrupted by SIGINT/SIGTERM.
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+# When a run exits EXIT_FAILED (`--fail-on`): on any failure, only on regressions against the baseline, or never.
+FailOn = Literal["failure", "regression", "never"]
 
 
 @dataclass

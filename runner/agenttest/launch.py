@@ -1,22 +1,22 @@
 """What the `run` command and the Action share: the run configuration built, the suite run inside the guarded
-log, and a user mistake or an interrupt turned into an exit code and a one-line message."""
+log, and a user mistake or an interrupt turned into an exit code, a one-line message and the step output
+`conclusion: error`."""
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from .actions_log import guarded_log, write_line
 from .config import RunConfig, build_run_config
 from .engine.run import RunOutcome, run_suite
 from .errors import EXIT_INTERRUPTED, EXIT_USAGE, AgentTestError
 from .gc_policy import owned_by_run
-from .report.github import in_github_actions
-from .report.outputs import write_outputs
+from .github.environment import in_github_actions
+from .github.log import guarded_log, write_line
+from .github.outputs import write_error_conclusion
 from .report.reporting import reporting_for
 
 
@@ -44,32 +44,29 @@ class Launch:
                 self.config = build_run_config(cli_values, cwd)
             guard = log_guard_wanted(self.config.options.annotations, sys.stdout)
         except AgentTestError as exc:
-            self.exit_code, self.error = EXIT_USAGE, str(exc)
+            self.stop(EXIT_USAGE, str(exc))
         except KeyboardInterrupt:
-            self.exit_code, self.error = EXIT_INTERRUPTED, "interrupted"
-        if self.error is not None:
-            _conclude_with_error()
+            self.stop(EXIT_INTERRUPTED, "interrupted")
         with guarded_log(stream, guard=guard), owned_by_run():
             if self.config is not None and self.error is None:
                 try:
                     outcome = run_suite(self.config, reporting_for(self.config))
                 except AgentTestError as exc:
-                    self.exit_code, self.error = EXIT_USAGE, str(exc)
-                    _conclude_with_error()
+                    self.stop(EXIT_USAGE, str(exc))
                 except KeyboardInterrupt:
-                    self.exit_code, self.error = EXIT_INTERRUPTED, "interrupted"
-                    _conclude_with_error()
+                    self.stop(EXIT_INTERRUPTED, "interrupted")
                 else:
                     self.outcome, self.exit_code = outcome, outcome.exit_code
             if echo_error and self.error is not None:
                 write_line(sys.stderr, "Interrupted." if self.exit_code == EXIT_INTERRUPTED else f"Error: {self.error}")
         return self
 
-
-def _conclude_with_error() -> None:
-    """The step output `conclusion: error` of a run that could not start (a finished run's outputs are written by
-    its reporter, report.outputs)."""
-    write_outputs(os.environ.get("GITHUB_OUTPUT"), {"conclusion": "error"})
+    def stop(self, exit_code: int, error: str) -> Launch:
+        """End a run that could not start or was cut short: its exit code, its message, and the step output
+        `conclusion: error` (a finished run's outputs are written by its reporter, github.outputs)."""
+        self.exit_code, self.error = exit_code, error
+        write_error_conclusion()
+        return self
 
 
 def log_guard_wanted(annotations: bool | None, stream: TextIO, environ: Mapping[str, str] | None = None) -> bool:

@@ -1,58 +1,35 @@
-"""The run options: one typed model for the CLI flags, the Action's inputs and `defaults:` in agenttest.yaml."""
+"""The run options validated: one typed model for the CLI flags, the Action's inputs and `defaults:` in agenttest.yaml.
+
+The options themselves (types, defaults, limits, flags) are the rows of `option_table.OptionTable`.
+"""
 
 from __future__ import annotations
 
+import math
 import re
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from .durations import parse_duration, parse_timeout
 from .errors import UsageError
+from .option_table import OptionTable
 from .validation import field_errors
 
 
-class RunOptions(BaseModel):
-    """Every run option by its long name (`--output-dir` is `output_dir`), with its default. Strict: `verbose: "no"`
-    in YAML is an error, not True."""
+class RunOptions(OptionTable, BaseModel):
+    """Every run option of the table, with its default. Strict: `verbose: "no"` in YAML is an error, not True."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    name: str | None = None
-    output: str | None = None
-    output_dir: str = "agenttest-results"
-    junit: str | None = None
-    summary: str | None = None
-    job_summary: bool = True
-    connector: str | None = None
-    user: str | None = None
-    team: str | None = None
-    ctx: str | None = None
-    verbose: bool = False
-    simulator: str | None = None
-    judge: str | None = None
-    before: str | None = None
-    after: str | None = None
-    timeout: str = "2m"
-    parallel: int = Field(4, ge=1)
-    runs: int = Field(1, ge=1)
-    min_pass_rate: float = Field(100.0, gt=0, le=100, allow_inf_nan=False)
-    run: str | None = None
-    shard: str | None = None
-    fail_fast: bool = False
-    dry_run: bool = False
-    baseline: str | None = None
-    retries: int = Field(2, ge=0)
-    cache: str | None = None            # None: the user's cache directory (agents.cache.default_cache_directory)
-    no_cache: bool = False
-    record: str | None = None
-    replay: str | None = None
-    max_cost: float | None = Field(None, ge=0, allow_inf_nan=False)
-    max_tokens: int | None = Field(None, ge=0)
-    annotations: bool | None = None
-    max_annotations: int = Field(10, ge=0)
-    fail_on: Literal["failure", "regression", "never"] = "failure"
-    color: Literal["auto", "always", "never"] = "auto"
+    @field_validator("min_pass_rate", "max_cost", mode="before")
+    @classmethod
+    def _finite(cls, value: Any) -> Any:
+        # The table is plain Python and cannot say pydantic's `allow_inf_nan=False`: checked here, before the
+        # limits and in the words of validation.field_errors, as pydantic's own check would be.
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ValueError(f"must be a finite number, got {value!r}")
+        return value
 
     @field_validator("timeout")
     @classmethod

@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import base64
 import json
-import os
 import threading
 import urllib.parse
 from typing import Any
 
-from .actions_log import add_mask
+from .github.environment import in_github_actions
+from .github.log import add_mask
 
 MASK = "***"
 _MIN_LENGTH = 4   # masking "a" or "12" would mangle ordinary text
@@ -45,7 +45,7 @@ def encoded_forms(value: str) -> list[str]:
 
 def register_secret(value: str) -> None:
     """Remember `value` for masking; in GitHub Actions also ask the runner to mask it (once, before any use),
-    outside the run's stop-commands block, where the runner would ignore the request (see actions_log)."""
+    outside the run's stop-commands block, where the runner would ignore the request (see github.log)."""
     global _FORMS, _JSON_FORMS, _JSON_FORMS_UTF8, _LONGEST
     if len(value) < _MIN_LENGTH:
         return
@@ -58,7 +58,7 @@ def register_secret(value: str) -> None:
         _JSON_FORMS = tuple({json.dumps(form, ensure_ascii=False)[1:-1] for form in _FORMS})
         _JSON_FORMS_UTF8 = tuple(form.encode("utf-8", errors="surrogatepass") for form in _JSON_FORMS)
         _LONGEST = len(_FORMS[0])
-    if os.environ.get("GITHUB_ACTIONS") == "true":
+    if in_github_actions():
         add_mask(value)
 
 

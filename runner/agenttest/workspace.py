@@ -7,6 +7,8 @@ import stat
 from collections.abc import Mapping
 from pathlib import Path
 
+from .github import environment
+
 
 def repository_root(start: Path, environ: Mapping[str, str] | None = None) -> Path:
     """The git top-level above `start` (found by walking up to `.git`, no git call: a root-owned container would
@@ -16,12 +18,11 @@ def repository_root(start: Path, environ: Mapping[str, str] | None = None) -> Pa
 
 def checkout_root(start: Path, environ: Mapping[str, str] | None = None) -> Path | None:
     """The checkout holding `start`: its git top-level, else `$GITHUB_WORKSPACE`; None outside both."""
-    start = start.resolve()
-    for directory in [start, *start.parents]:
-        if (directory / ".git").exists():
-            return directory
-    workspace = (environ if environ is not None else os.environ).get("GITHUB_WORKSPACE")
-    return Path(workspace).resolve() if workspace else None
+    found = git_root(start)
+    if found is not None:
+        return found
+    workspace = environment.workspace(environ)
+    return workspace.resolve() if workspace else None
 
 
 def git_root(start: Path) -> Path | None:

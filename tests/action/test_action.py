@@ -16,8 +16,9 @@ from typing import Any
 import pytest
 import yaml
 
-from agenttest.action import read_inputs, write_outputs
 from agenttest.analysis import exit_code
+from agenttest.github.environment import read_inputs
+from agenttest.github.outputs import write_outputs
 from e2e.conftest import helper_server
 
 REPO = Path(__file__).resolve().parents[2]

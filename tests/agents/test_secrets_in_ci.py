@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from agenttest.actions_log import guarded_log
 from agenttest.agents.registry import ConnectorSettings
 from agenttest.errors import AgentCallError
+from agenttest.github.log import guarded_log
 from agenttest.secrets import mask, register_secret, registered_secrets
 from fakes.openai_server import FakeOpenAI, completion
 from fakes.server import ScriptedServer, json_reply

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from agenttest.assertions.base import AssertionResult
+from agenttest.github.links import SourceLinks
 from agenttest.report.base import Report, RunInfo
-from agenttest.report.github import SourceLinks
 from agenttest.results import CaseResult, Summary
 
 # jenkinsci/xunit-plugin's junit-10.xsd (MIT) plus the optional testcase file/line attributes.

@@ -7,11 +7,11 @@ import io
 import re
 from pathlib import Path
 
-from agenttest.actions_log import guarded_log
-from agenttest.report.annotations import AnnotationsReporter, annotation_lines
+from agenttest.github.annotations import AnnotationsReporter, annotation_lines
+from agenttest.github.links import SourceLinks
+from agenttest.github.log import guarded_log
 from agenttest.report.base import Reporter
 from agenttest.report.console import ConsoleReporter
-from agenttest.report.github import SourceLinks
 from agenttest.results import CaseResult
 
 from .conftest import HOSTILE, hostile_result, make_report, mixed_results

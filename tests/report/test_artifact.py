@@ -11,12 +11,12 @@ from typing import TextIO
 
 import pytest
 
+from agenttest.github.links import SourceLinks
+from agenttest.github.summary import SummaryWriter
 from agenttest.report.artifact import FileReporter
 from agenttest.report.ctrf import CtrfWriter
-from agenttest.report.github import SourceLinks
 from agenttest.report.json_report import JsonReportWriter
 from agenttest.report.junit import JUnitWriter
-from agenttest.report.summary import SummaryWriter
 
 from .conftest import make_report, mixed_results
 

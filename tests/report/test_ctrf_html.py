@@ -8,8 +8,8 @@ from pathlib import Path
 
 import jsonschema
 
+from agenttest.github.links import SourceLinks
 from agenttest.report.ctrf import CtrfWriter, render_ctrf
-from agenttest.report.github import SourceLinks
 from agenttest.report.html import render_html
 from agenttest.results import CaseResult
 

@@ -10,11 +10,10 @@ from hypothesis import strategies as st
 from lxml import etree
 
 from agenttest import secrets
+from agenttest.github.commands import command_data, command_property, workflow_command
 from agenttest.report.console import one_line as console_one_line
 from agenttest.report.escape import (
     clean,
-    command_data,
-    command_property,
     html_text,
     md_block,
     md_code,
@@ -22,7 +21,6 @@ from agenttest.report.escape import (
     md_text,
     one_line,
     preview,
-    workflow_command,
     xml_text,
 )
 

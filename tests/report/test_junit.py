@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from junitparser import Error, Failure, JUnitXml, Skipped
 from lxml import etree
 
+from agenttest.github.links import SourceLinks
 from agenttest.report.escape import one_line, preview, xml_text
-from agenttest.report.github import SourceLinks
 from agenttest.report.junit import BODY_CHARS, JUnitWriter, render_junit
 from agenttest.report.verdicts import case_title, failure_body, first_reason
 from agenttest.results import AssertionResult, CaseResult

@@ -12,7 +12,7 @@ import uuid
 
 import pytest
 
-from agenttest.actions_log import add_mask, guarded_log, print_commands, printable, write_line
+from agenttest.github.log import add_mask, guarded_log, print_commands, printable, write_line
 from agenttest.launch import log_guard_wanted
 from agenttest.secrets import mask, register_secret
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from agenttest.report.github import SourceLinks
+from agenttest.github.links import SourceLinks
+from agenttest.github.summary import SUMMARY_LIMIT, SummaryWriter
 from agenttest.report.markdown import render_markdown
-from agenttest.report.summary import SUMMARY_LIMIT, SummaryWriter
 from agenttest.results import CaseResult
 
 from .conftest import hostile_result, make_report, mixed_results

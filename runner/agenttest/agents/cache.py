@@ -29,8 +29,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TextIO
 
-from ..actions_log import write_line
 from ..files import read_regular_file, write_text
+from ..github.log import write_line
 from ..secrets import redact
 from .base import AgentRequest, AgentResponse
 

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..actions_log import write_line
+from ..github.log import write_line
 from ..usage import format_usd, total_tokens
 from .base import AgentRequest, AgentResponse
 from .registry import Price

@@ -22,10 +22,10 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from ..actions_log import write_line
 from ..errors import AgentCallError
 from ..files import encoded, read_regular_file, write_if_changed
 from ..gc_policy import reading
+from ..github.log import write_line
 from ..secrets import mask, redact, shorten
 from ..workspace import write_refusal
 from .base import AgentRequest, AgentResponse

@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
-from ..actions_log import write_line, write_lines
 from ..agents.base import Agent
 from ..agents.cache import HelperCache
 from ..agents.cassette_origin import cassette_origin
@@ -29,6 +28,7 @@ from ..durations import format_duration
 from ..errors import EXIT_INTERRUPTED, EXIT_USAGE, HookError, UsageError
 from ..files import json_line, write_text
 from ..gc_policy import reading
+from ..github.log import write_line, write_lines
 from ..options import shard_of
 from ..report.base import Report, Reporters, Reporting, RunInfo, now
 from ..results import CaseResult, Summary

@@ -16,9 +16,9 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Protocol, TextIO
 
-from ..actions_log import write_line
 from ..analysis import compare, report_pass_rate, stability_summary
 from ..cases.model import Case, InvalidCase
+from ..github.log import write_line
 from ..results import CaseResult, Summary
 from ..usage import Usage
 

@@ -3,30 +3,20 @@ outputs."""
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
 from typing import TextIO
 
+from ..artifacts import artifact_paths
 from ..config import RunConfig
-from .annotations import AnnotationsReporter
+from ..github import environment
+from ..github.annotations import AnnotationsReporter
+from ..github.links import SourceLinks
+from ..github.outputs import StepOutputsWriter, output_workspace
+from ..github.summary import SummaryWriter
 from .base import Reporter
 from .ctrf import CtrfWriter
-from .github import SourceLinks, in_github_actions
 from .junit import JUnitWriter
-from .outputs import StepOutputsWriter, output_workspace
-from .summary import SummaryWriter
 
-
-def artifact_paths(config: RunConfig) -> dict[str, Path]:
-    """Where a run writes each artifact: the output directory, unless `--junit`/`--summary` say otherwise."""
-    output_dir = config.output_dir
-    return {
-        "report": output_dir / "report.json",
-        "junit": config.junit,
-        "summary": config.summary,
-        "ctrf": output_dir / "ctrf.json",
-        "events": output_dir / "events.jsonl",
-    }
+__all__ = ["artifact_paths", "ci_reporters"]
 
 
 def ci_reporters(config: RunConfig, stream: TextIO) -> list[Reporter]:
@@ -35,17 +25,18 @@ def ci_reporters(config: RunConfig, stream: TextIO) -> list[Reporter]:
     the step outputs when `$GITHUB_OUTPUT` is set."""
     paths = artifact_paths(config)
     links = SourceLinks.from_environment(config.cwd)
-    annotate = in_github_actions() if config.options.annotations is None else config.options.annotations
-    step_summary = os.environ.get("GITHUB_STEP_SUMMARY") if config.options.job_summary else None
+    options = config.options
+    annotate = environment.in_github_actions() if options.annotations is None else options.annotations
+    step_summary = environment.step_summary_file() if options.job_summary else None
     reporters: list[Reporter] = [
         JUnitWriter(paths["junit"], links),
-        SummaryWriter(paths["summary"], links, Path(step_summary) if step_summary else None),
+        SummaryWriter(paths["summary"], links, step_summary),
         CtrfWriter(paths["ctrf"], links),
     ]
-    github_output = os.environ.get("GITHUB_OUTPUT")
+    github_output = environment.output_file()
     if github_output:
-        reporters.append(StepOutputsWriter(Path(github_output), paths, output_workspace(config.cwd)))
+        reporters.append(StepOutputsWriter(github_output, paths, output_workspace(config.cwd)))
     if annotate:
-        reporters.append(AnnotationsReporter(stream, links, max_annotations=config.options.max_annotations,
-                                             fail_on=config.options.fail_on))
+        reporters.append(AnnotationsReporter(stream, links, max_annotations=options.max_annotations,
+                                             fail_on=options.fail_on))
     return reporters

@@ -11,20 +11,20 @@ from typing import Any, TextIO
 
 import click
 
-from ..actions_log import write_line
 from ..analysis import pass_rate_text
+from ..artifacts import artifact_paths
 from ..cases.model import Case, InvalidCase
 from ..config import RunConfig
 from ..durations import format_duration, format_elapsed
+from ..github.environment import in_github_actions
+from ..github.log import write_line
 from ..hints import plural
 from ..results import CaseResult
 from ..secrets import mask
 from ..usage import usage_line
 from . import escape
 from .base import Report, Reporter, RunInfo
-from .ci import artifact_paths
-from .escape import to_text as to_display
-from .github import in_github_actions
+from .escape import display_text
 from .verdicts import comparison_line, cost_line, replay_line, run_verdict, stability_class_text, stability_line
 
 WIDTH = 63
@@ -209,7 +209,7 @@ class ConsoleReporter(Reporter):
         direct = result.file is None and result.source is None
         if self._verbose or (direct and not dynamic):
             if result.output is not None and not dynamic:
-                lines.append(f"  └─ Output: {one_line(to_display(result.output), 200 if self._verbose else 500)}")
+                lines.append(f"  └─ Output: {one_line(display_text(result.output), 200 if self._verbose else 500)}")
             if self._verbose:
                 for verdict in result.assertions:
                     lines.extend(self._verdict_lines(verdict.to_dict(), "  │  "))
@@ -241,7 +241,7 @@ class ConsoleReporter(Reporter):
                 lines.append(f"  │  … {len(turns) - 5} more turns (-v shows every turn)")
                 continue
             said = f'"{one_line(summarize_input(turn.get("input")), width)}"'
-            answer = f' → "{one_line(to_display(turn.get("output")), width)}"' if "output" in turn else ""
+            answer = f' → "{one_line(display_text(turn.get("output")), width)}"' if "output" in turn else ""
             lines.append(f"  {branch} Turn {turn.get('turn')}: {said}{answer}")
             notes: list[str] = []
             tools = [call.get("name") for call in (turn.get("trace") or {}).get("tool_calls") or []]
@@ -359,7 +359,7 @@ def summarize_input(value: Any) -> str:
             if isinstance(message, dict) and message.get("role", "user") == "user":
                 return _content_text(message.get("content"))
         return f"[{len(value)} message{'' if len(value) == 1 else 's'}]"
-    return to_display(value)
+    return display_text(value)
 
 
 def _content_text(content: Any) -> str:

@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ..files import json_chunks
+from ..github.links import SourceLinks
 from .artifact import Content, FileReporter
 from .base import ReportLike
 from .escape import preview, xml_text
-from .github import SourceLinks
 from .verdicts import case_title, failure_body, failure_type, first_reason, is_failing
 
 SPEC_VERSION = "0.0.0"

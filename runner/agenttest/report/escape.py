@@ -1,10 +1,10 @@
-"""The one place where text from agents, inputs and judges is made safe for XML, Markdown, HTML and the GitHub log.
+"""The one place where text from agents, inputs and judges is made safe for XML, Markdown, HTML and the terminal.
 
 Every function here masks registered secrets and strips ANSI escape sequences first (`clean`), so no artifact
-and no log line can carry a secret or a terminal colour code, whatever format it is written in. Whatever reaches
-the log is last made encodable by `actions_log.printable`; agent text in the log is kept from becoming a workflow
-command by the stop-commands block around the run (`actions_log.guarded_log`), and in our own commands by
-`command_data`/`command_property`.
+and no log line can carry a secret or a terminal colour code, whatever format it is written in. The GitHub log has
+its own half in `github/`: whatever reaches it is last made encodable by `github.log.printable`; agent text in it
+is kept from becoming a workflow command by the stop-commands block around the run (`github.log.guarded_log`), and
+in our own commands by `github.commands`, which escapes on top of `plain`.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import json
 import re
 from typing import Any
 
-from ..actions_log import escape_data, visible
+from ..github.log import visible
 from ..secrets import mask, mask_head
 
 # CSI (ESC [ … final), OSC (ESC ] … BEL or ESC \), and two-character escapes (ESC + one of @-Z \ ] ^ _).
@@ -36,7 +36,7 @@ _XML_CONTENT = re.compile("[&<>]")
 _XML_ATTRIBUTE = re.compile('[&<>"\n\r\t]')
 
 
-def to_text(value: Any) -> str:
+def display_text(value: Any) -> str:
     """Display text of any report value: strings as they are, None as "", anything else as compact JSON."""
     if value is None:
         return ""
@@ -53,7 +53,7 @@ def plain(value: Any, limit: int | None = None) -> str:
     With `limit`, only a head of the text is processed (at least `limit` characters once masked, see
     `secrets.mask_head`), so a 2 MB agent reply costs no more than its preview, and the head never ends inside a
     secret. Masked again once escape sequences are gone, for a secret they split."""
-    text = to_text(value)
+    text = display_text(value)
     head = mask_head(text, limit + 64)[0] if limit is not None else mask(text)
     if "\x1b" not in head and "\x9b" not in head:     # no escape sequence (nearly every text): nothing to strip
         return head
@@ -77,7 +77,7 @@ def truncate(text: str, limit: int, note: str = "", total: int | None = None) ->
 def preview(value: Any, limit: int, note: str = "") -> str:
     """Cleaned text of a value (secrets masked first), cut to `limit` characters with a note saying how much was
     left out."""
-    full = to_text(value)
+    full = display_text(value)
     if len(full) <= 2 * limit:
         return truncate(clean(full), limit, note)
     return truncate(clean(full, limit), limit, note, total=len(full))     # the count is of raw characters
@@ -176,26 +176,3 @@ def md_block(value: Any, language: str = "text") -> str:
     fence = "`" * max(3, longest + 1)
     body = text if text.endswith("\n") or not text else text + "\n"
     return f"{fence}{language}\n{body}{fence}"
-
-
-# --- GitHub workflow commands ----------------------------------------------------------------------------------
-
-
-def command_data(value: Any) -> str:
-    """The message of a workflow command, escaped exactly as `@actions/core` escapes data (`%`, CR, LF), so the
-    whole command stays on one line and the runner's unescaping gives the text back."""
-    return escape_data(plain(value))
-
-
-def command_property(value: Any) -> str:
-    """A property value (title, file) of a workflow command, escaped as `@actions/core` does: data escaping
-    plus `:` and `,`."""
-    return command_data(value).replace(":", "%3A").replace(",", "%2C")
-
-
-def workflow_command(command: str, message: Any, **properties: Any) -> str:
-    """One `::command k=v,…::message` line; properties that are None or empty are left out, as the toolkit does."""
-    props = ",".join(f"{key}={command_property(value)}" for key, value in properties.items()
-                     if value is not None and value != "")
-    return f"::{command}{' ' + props if props else ''}::{command_data(message)}"
-

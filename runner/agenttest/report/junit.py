@@ -22,17 +22,17 @@ as ElementTree's `indent` would: a tree of 10,000 testcases took ~0.3 s and ~10 
 from __future__ import annotations
 
 import itertools
-import os
 import socket
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path, PurePosixPath
 from typing import Any, TextIO
 
 from ..analysis import pass_rate_text
+from ..github.environment import runner_name
+from ..github.links import SourceLinks
 from .artifact import Content, FileReporter
 from .base import ReportLike
 from .escape import one_line, preview, xml_attribute, xml_content
-from .github import SourceLinks
 from .verdicts import case_title, failure_body, failure_type, first_reason, transcript
 
 BODY_CHARS = 64 * 1024          # per failure body and per <system-out>: keeps the file readable by every parser
@@ -59,7 +59,7 @@ def render_junit(report: Mapping[str, Any], links: SourceLinks | None = None, ho
 
 
 def _hostname() -> str:
-    return os.environ.get("RUNNER_NAME") or socket.gethostname()
+    return runner_name() or socket.gethostname()
 
 
 def _document(report: Mapping[str, Any], links: SourceLinks, hostname: str) -> Iterator[str]:

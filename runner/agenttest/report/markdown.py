@@ -17,10 +17,10 @@ from typing import Any
 
 from ..analysis import pass_rate_text
 from ..durations import format_elapsed
+from ..github.links import SourceLinks
 from ..hints import plural
 from ..usage import usage_line
-from .escape import md_block, md_code, md_html, md_text, preview, to_text
-from .github import SourceLinks
+from .escape import display_text, md_block, md_code, md_html, md_text, preview
 from .verdicts import (
     COMPARISON_GROUPS,
     STATUS_ICONS,
@@ -301,7 +301,7 @@ def _comparison(report: Mapping[str, Any]) -> Iterator[str]:
     for label, items in groups:
         items = items if isinstance(items, list) else []
         ids = [item.get("id") if isinstance(item, Mapping) else item for item in items]
-        shown = ", ".join(md_code(to_text(i), in_table=True) for i in ids[:20])
+        shown = ", ".join(md_code(display_text(i), in_table=True) for i in ids[:20])
         more = f" and {len(ids) - 20} more" if len(ids) > 20 else ""
         yield f"| {label} | {len(ids)} | {shown}{more} |"
     yield ""
@@ -323,7 +323,7 @@ def _failure_details(result: Mapping[str, Any], links: SourceLinks, chars: int) 
         yield "|---|---|---|---|---|"
         for verdict in verdicts:
             mark = "✅" if verdict.get("passed") else "❌"
-            kind = ("not " if verdict.get("negate") else "") + to_text(verdict.get("type"))
+            kind = ("not " if verdict.get("negate") else "") + display_text(verdict.get("type"))
             yield (f"| {mark} | {md_code(kind, in_table=True)} | {md_text(preview(verdict.get('message'), 500))} "
                    f"| {_cell_value(verdict.get('expected'))} | {_cell_value(verdict.get('actual'))} |")
         yield ""

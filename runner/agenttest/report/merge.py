@@ -4,7 +4,6 @@ counts, stability figures and comparison a single unsharded run would have given
 from __future__ import annotations
 
 import json
-import os
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -12,10 +11,10 @@ from typing import Any, TextIO
 
 from pydantic import ValidationError
 
-from ..actions_log import write_line
 from ..analysis import compare, report_pass_rate, stability_summary
 from ..bounds import MAX_STORED_CHARS, json_safe, stored
 from ..errors import UsageError
+from ..github.log import write_line
 from ..hints import plural
 from ..options import shard_of
 from ..results import Summary
@@ -218,13 +217,15 @@ def merge_command(paths: list[Path], output_dir: Path, baseline: Path | None, fa
     """Read, merge and write the shards' artifacts into `output_dir` (and the job summary); say what came of it in
     a few lines. Returns the exit code: 2 when the reports cannot be merged."""
     from ..analysis import exit_code, failures_under_regression, run_ok
+    from ..artifacts import artifact_files
     from ..errors import EXIT_USAGE
+    from ..github.environment import step_summary_file
+    from ..github.links import SourceLinks
+    from ..github.summary import SummaryWriter
     from .base import MergedReport
     from .ctrf import CtrfWriter
-    from .github import SourceLinks
     from .json_report import JsonReportWriter
     from .junit import JUnitWriter
-    from .summary import SummaryWriter
 
     out = out or sys.stdout
     try:
@@ -240,11 +241,10 @@ def merge_command(paths: list[Path], output_dir: Path, baseline: Path | None, fa
         return EXIT_USAGE
     merged["metadata"]["options"]["fail_on"] = fail_on      # the summary's verdict is the merge's
     links = SourceLinks.from_environment()
-    step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    files = artifact_files(output_dir)
     report = MergedReport(merged)
-    writers = (JsonReportWriter(output_dir / "report.json"), JUnitWriter(output_dir / "junit.xml", links),
-               SummaryWriter(output_dir / "summary.md", links, Path(step_summary) if step_summary else None),
-               CtrfWriter(output_dir / "ctrf.json", links))
+    writers = (JsonReportWriter(files["report"]), JUnitWriter(files["junit"], links),
+               SummaryWriter(files["summary"], links, step_summary_file()), CtrfWriter(files["ctrf"], links))
     for writer in writers:
         try:
             writer.run_finished(report)

@@ -6,9 +6,10 @@ import os
 import sys
 from typing import TextIO
 
+from ..artifacts import artifact_paths
 from ..config import RunConfig
 from .base import Reporter
-from .ci import artifact_paths, ci_reporters
+from .ci import ci_reporters
 from .console import ConsoleReporter, artifact_places, use_colour
 from .events import EventsWriter
 from .json_report import JsonReportWriter

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TextIO
 
-from ..actions_log import write_lines
+from ..github.log import write_lines
 from ..results import CaseResult
 from .base import Reporter
 

@@ -14,7 +14,7 @@ from typing import Any
 from ..analysis import exit_code, failures_under_regression, no_case_ran, pass_rate_text, run_ok
 from ..hints import plural
 from ..usage import estimated_roles, format_usd
-from .escape import one_line, preview, to_text
+from .escape import display_text, one_line, preview
 
 FAILING = ("failed", "error", "timeout")
 STATUS_ICONS = {"passed": "✅", "failed": "❌", "error": "🔥", "timeout": "⏱️", "skipped": "⏭️"}
@@ -182,9 +182,9 @@ def checkpoint_cells(row: dict[str, Any], limit: int, rows: list[dict[str, Any]]
     """One of the case's checkpoint `rows` as the tables show it."""
     reached = bool(row.get("reached"))
     required = row.get("required", True) is not False
-    return CheckpointCells(mark="✅" if reached else ("❌" if required else "➖"), id=to_text(row.get("id")),
+    return CheckpointCells(mark="✅" if reached else ("❌" if required else "➖"), id=display_text(row.get("id")),
                            required="yes" if required else "no",
-                           reached=f"turn {to_text(row.get('reached_at_turn'))}" if reached else "not reached",
+                           reached=f"turn {display_text(row.get('reached_at_turn'))}" if reached else "not reached",
                            why="" if reached else preview(why_not_reached(row, rows), limit))
 
 
@@ -270,7 +270,7 @@ def _turn_lines(turns: Iterable[Any], limit: int) -> list[str]:
         calls = trace.get("tool_calls") or [] if isinstance(trace, dict) else []
         lines.extend(f"  → {c.get('name')}({one_line(c.get('arguments'), 300)})" for c in calls if isinstance(c, dict))
         for reached in turn.get("checkpoints_reached") or []:
-            lines.append(f"  ✓ checkpoint reached: {to_text(reached)}")
+            lines.append(f"  ✓ checkpoint reached: {display_text(reached)}")
         if turn.get("error"):
             lines.append(f"  error: {preview(turn['error'], limit)}")
     return lines
@@ -329,17 +329,17 @@ def comparison_line(comparison: dict[str, Any]) -> str:
 def replay_line(replay: Mapping[str, Any]) -> str:
     """What a replayed run's cassettes are worth, in one line (report.json's `replay`): whether the change under
     test changed them — then the recorded replies, judge verdicts included, are the change's own."""
-    directory = to_text(replay.get("directory"))
+    directory = display_text(replay.get("directory"))
     if replay.get("could_not_tell"):
-        why = to_text(replay["could_not_tell"])
+        why = display_text(replay["could_not_tell"])
         return f"replayed from {directory}; could not tell whether they were changed: {why}"
     pull_request = bool(replay.get("pull_request_base"))
-    base = f"its base commit {to_text(replay.get('compared_with'))[:12]}"
+    base = f"its base commit {display_text(replay.get('compared_with'))[:12]}"
     changed = replay.get("changed") if isinstance(replay.get("changed"), list) else []
     if not changed:
         return (f"replayed from {directory}, which this pull request did not change (compared with {base})"
                 if pull_request else f"replayed from {directory}, unchanged since the last commit")
-    names = ", ".join(to_text(name) for name in changed[:5]) + (f" and {len(changed) - 5} more"
+    names = ", ".join(display_text(name) for name in changed[:5]) + (f" and {len(changed) - 5} more"
                                                                 if len(changed) > 5 else "")
     if pull_request:
         return (f"replayed from cassettes this pull request changed (compared with {base}): {names} — their "

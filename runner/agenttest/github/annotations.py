@@ -4,7 +4,7 @@ The path is repository-relative, everything is escaped as `@actions/core` escape
 `max_annotations` lines in all (GitHub keeps 10 errors per step), the last case's saying how many more failed,
 and one closing line for a failing run: `::error::` when the run fails the step, `::notice::` when
 `fail-on` lets it pass (`never`, or `regression` without regressions). The reporter prints nothing itself: it
-hands its lines to the run's log (`actions_log.print_commands`), which prints them once the stop-commands block
+hands its lines to the run's log (`log.print_commands`), which prints them once the stop-commands block
 that guards the run is resumed, since the runner ignores every command inside it.
 """
 
@@ -13,14 +13,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, TextIO
 
-from ..actions_log import print_commands
 from ..analysis import case_key, exit_code, failures_under_regression, run_ok
 from ..hints import plural
+from ..report.base import Report, Reporter
+from ..report.verdicts import case_title, first_reason, is_failing, verdict_lines
 from ..secrets import shorten
-from .base import Report, Reporter
-from .escape import workflow_command
-from .github import SourceLinks
-from .verdicts import case_title, first_reason, is_failing, verdict_lines
+from .commands import workflow_command
+from .links import SourceLinks
+from .log import print_commands
 
 MESSAGE_CHARS = 3000     # the runner cuts annotation messages at 4096 characters
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TextIO
 
-from .artifact import FileReporter
-from .base import ReportLike
-from .github import SourceLinks
-from .markdown import render_markdown
+from ..report.artifact import FileReporter
+from ..report.base import ReportLike
+from ..report.markdown import render_markdown
+from .links import SourceLinks
 
 # GitHub drops a step summary over 1 MiB (1,048,576 bytes) entirely; stay clear of the edge.
 SUMMARY_LIMIT = 1_000_000

@@ -1,4 +1,4 @@
-"""What GitHub Actions tells a run through its environment, and suite paths as GitHub wants them.
+"""Suite paths as GitHub wants them, and links to their lines in the commit under test.
 
 Annotations, JUnit `file`, CTRF `filePath` and the summary's links all need the suite file relative to the
 repository root, with forward slashes and no `./` (GitHub ignores annotations on `./x` and `../x` paths).
@@ -13,11 +13,7 @@ from pathlib import Path, PurePosixPath
 from urllib.parse import quote
 
 from ..workspace import repository_root
-
-
-def in_github_actions(environ: Mapping[str, str] | None = None) -> bool:
-    return (environ if environ is not None else os.environ).get("GITHUB_ACTIONS") == "true"
-
+from . import environment
 
 
 @dataclass(frozen=True)
@@ -32,12 +28,8 @@ class SourceLinks:
 
     @classmethod
     def from_environment(cls, cwd: Path | None = None, environ: Mapping[str, str] | None = None) -> SourceLinks:
-        env = environ if environ is not None else os.environ
         cwd = (cwd or Path.cwd()).resolve()
-        server = env.get("GITHUB_SERVER_URL", "https://github.com").rstrip("/")
-        repository, sha = env.get("GITHUB_REPOSITORY"), env.get("GITHUB_SHA")
-        blob = f"{server}/{repository}/blob/{sha}" if repository and sha else None
-        return cls(root=repository_root(cwd, env), cwd=cwd, blob_url=blob)
+        return cls(root=repository_root(cwd, environ), cwd=cwd, blob_url=environment.blob_url(environ))
 
     def relative(self, path: str | None) -> str | None:
         """`path` (as the user named it, relative to the working directory) relative to the repository root, with

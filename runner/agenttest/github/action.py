@@ -1,4 +1,4 @@
-"""`agenttest action`: the GitHub Action's entrypoint, a thin reader of `INPUT_*` around the CLI's `Launch`.
+"""`agenttest action`: the GitHub Action's entrypoint, a thin reader of `INPUT_*` around `launch.Launch`.
 
 What the runner gives a docker action (and what a test sets to reproduce it): one `INPUT_<NAME>` per input, the
 name upper-cased with hyphens kept (`INPUT_OUTPUT-DIR`), empty when unset; `GITHUB_WORKSPACE` (the checkout, also
@@ -18,63 +18,58 @@ from typing import Any
 
 import click
 
-from .actions_log import write_line
-from .agents.cache import user_cache_home
-from .cases.sources import sources
-from .config import RunConfig
-from .errors import EXIT_USAGE, AgentTestError, UsageError
-from .launch import Launch
-from .report.ci import artifact_paths
-from .report.escape import workflow_command
-from .report.outputs import write_outputs
+from ..agents.cache import user_cache_home
+from ..artifacts import artifact_paths
+from ..cases.sources import sources
+from ..command_line import run_command
+from ..config import RunConfig
+from ..errors import EXIT_USAGE, AgentTestError, UsageError
+from ..launch import Launch
+from ..option_table import Option, options
+from . import environment
+from .commands import workflow_command
+from .environment import read_inputs
+from .log import write_line
 
-FAIL_ON = ("failure", "regression", "never")
-
-# Inputs that are run options, by the option's long name (options.RunOptions), and how each is read.
-OPTION_INPUTS: dict[str, tuple[str, str]] = {
-    "agent": ("name", "text"), "config": ("config", "text"), "connector": ("connector", "text"),
-    "output-dir": ("output_dir", "text"), "parallel": ("parallel", "int"), "runs": ("runs", "int"),
-    "min-pass-rate": ("min_pass_rate", "float"), "timeout": ("timeout", "text"), "filter": ("run", "text"),
-    "shard": ("shard", "text"), "fail-fast": ("fail_fast", "bool"), "simulator": ("simulator", "text"),
-    "before": ("before", "text"), "after": ("after", "text"), "baseline": ("baseline", "text"),
-    "record": ("record", "text"), "replay": ("replay", "text"), "max-cost": ("max_cost", "float"),
-    "max-tokens": ("max_tokens", "int"),
-    "annotations": ("annotations", "bool"), "max-annotations": ("max_annotations", "int"),
-    "job-summary": ("job_summary", "bool"),
-}
-ACTION_INPUTS = ("input", *OPTION_INPUTS, "fail-on", "working-directory", "args")
+# The inputs that are run options, by input name: the table's rows that name one (the suites, `input`, aside).
+OPTION_INPUTS = {option.flag.input: option for option in options().values()
+                 if option.flag.input and option.name != "input"}
+STEP_INPUTS = ("working-directory", "args")       # inputs of the step itself, not of the run
+ACTION_INPUTS = ("input", *OPTION_INPUTS, *STEP_INPUTS)
 
 
 @dataclass
 class ActionSettings:
-    """The action's inputs, read and checked: what to run, where, and how to end."""
+    """The action's inputs, read and checked: what to run, and where."""
 
     values: dict[str, Any]          # the CLI values dict, as `agenttest run` builds it from its flags
     cwd: Path
     workspace: Path
-    fail_on: str = "failure"
 
 
-def run_action(environ: Mapping[str, str]) -> int:
+def run_action(environ: Mapping[str, str] | None = None) -> int:
     """Run the suite the inputs describe (the run writes the step outputs, as `agenttest run` does in Actions);
-    return the exit code `fail-on` asks for."""
+    return the exit code `fail-on` asks for. A step that cannot run says why in one error annotation."""
+    environ = os.environ if environ is None else environ
+    launched = Launch()
     try:
         settings = read_settings(environ)
     except AgentTestError as exc:
-        return _fail(environ, str(exc), EXIT_USAGE)
-    # User code (python agents, hooks) sees the directory the step runs in, as after `cd` in a `run:` step.
-    os.chdir(settings.cwd)
-    launched = Launch()
-    try:
-        launched.run(settings.values, settings.cwd)
-    finally:
-        if launched.config is not None:
-            hand_over(_written_paths(launched.config), settings.workspace)
-            # The helper cache and its key, in $HOME: the runner's user must read them (actions/cache).
-            hand_over([user_cache_home()], Path.home())
+        launched.stop(EXIT_USAGE, str(exc))
+    else:
+        # User code (python agents, hooks) sees the directory the step runs in, as after `cd` in a `run:` step.
+        os.chdir(settings.cwd)
+        try:
+            launched.run(settings.values, settings.cwd)
+        finally:
+            if launched.config is not None:
+                hand_over(_written_paths(launched.config), settings.workspace)
+                # The helper cache and its key, in $HOME: the runner's user must read them (actions/cache).
+                hand_over([user_cache_home()], Path.home())
     config, outcome = launched.config, launched.outcome
-    if config is None or outcome is None:       # the launch has set the conclusion `error`
-        return _fail(environ, str(launched.error), launched.exit_code, outputs=False)
+    if config is None or outcome is None:       # the log guard, if any, is already resumed
+        write_line(sys.stdout, workflow_command("error", f"agenttest: {launched.error}"))
+        return launched.exit_code
     report = outcome.report.data if outcome.report is not None else {}
     if config.options.fail_on == "regression" and _regressions(report) is None:
         write_line(sys.stdout, workflow_command("warning", "agenttest: fail-on: regression needs a baseline; "
@@ -85,7 +80,7 @@ def run_action(environ: Mapping[str, str]) -> int:
 def read_settings(environ: Mapping[str, str]) -> ActionSettings:
     """The inputs as a CLI values dict plus the action's own settings; a bad input is a UsageError naming it."""
     inputs = read_inputs(environ, ACTION_INPUTS)
-    workspace = Path(environ.get("GITHUB_WORKSPACE") or os.getcwd()).resolve()
+    workspace = (environment.workspace(environ) or Path.cwd()).resolve()
     cwd = (workspace / (inputs.get("working-directory") or ".")).resolve()
     if cwd != workspace and workspace not in cwd.parents:
         raise UsageError(f"working-directory: {inputs['working-directory']!r} is outside the workspace {workspace}")
@@ -94,10 +89,9 @@ def read_settings(environ: Mapping[str, str]) -> ActionSettings:
     suites = _lines(inputs.get("input"))
     if not suites:
         raise UsageError("input: required (a suite file, directory or glob; one per line)")
+    given = [(name, option, value) for name, option in OPTION_INPUTS.items() if (value := inputs.get(name)) is not None]
     values: dict[str, Any] = {"input": suites}
-    for name, (key, kind) in OPTION_INPUTS.items():
-        if inputs.get(name) is not None:
-            values[key] = _convert(name, inputs[name], kind)
+    values.update({option.name: _convert(name, value, option) for name, option, value in given if not option.choices})
     if inputs.get("args"):
         values.update(parse_args(suites, inputs["args"]))
     for suite in values["input"]:    # always a path (README: Command line), an `-i` in `args` too: never a chat message
@@ -106,28 +100,15 @@ def read_settings(environ: Mapping[str, str]) -> ActionSettings:
         except UsageError as exc:
             named = "input" if suite in suites else "args"
             raise UsageError(f"{named}: {str(exc).removeprefix('-i ')}") from None
-    fail_on = (inputs.get("fail-on") or "failure").lower()
-    if fail_on not in FAIL_ON:
-        raise UsageError(f"fail-on: {inputs['fail-on']!r} is not one of {', '.join(FAIL_ON)}")
-    if inputs.get("fail-on"):       # unset, the config's `defaults: fail_on` (or the built-in one) decides
-        values["fail_on"] = fail_on
-    return ActionSettings(values=values, cwd=cwd, workspace=workspace, fail_on=fail_on)
-
-
-def read_inputs(environ: Mapping[str, str], names: Iterable[str]) -> dict[str, str | None]:
-    """`INPUT_<NAME>` for each input, as the runner names them (upper case, spaces to `_`, hyphens kept), trimmed;
-    an empty value is unset, as with `@actions/core`."""
-    values: dict[str, str | None] = {}
-    for name in names:
-        raw = environ.get("INPUT_" + name.replace(" ", "_").upper(), "").strip()
-        values[name] = raw or None
-    return values
+    # A choice (`fail-on`) is read last and wins over its flag in `args`: it was the step's own setting before it
+    # became a run option. Unset, the config's `defaults:` (or the built-in default) decides.
+    values.update({option.name: _convert(name, value, option) for name, option, value in given if option.choices})
+    return ActionSettings(values=values, cwd=cwd, workspace=workspace)
 
 
 def parse_args(suites: list[str], args: str) -> dict[str, Any]:
-    """Extra `agenttest run` arguments (the `args` input), parsed by the CLI's own option parser."""
-    from .cli import run
-
+    """Extra `agenttest run` arguments (the `args` input), parsed as `agenttest run` parses them."""
+    run = run_command()
     try:
         argv = shlex.split(args)
     except ValueError as exc:
@@ -184,32 +165,25 @@ def _regressions(report: Mapping[str, Any]) -> int | None:
     return len(comparison.get("regressions") or []) if isinstance(comparison, Mapping) else None
 
 
-def _convert(name: str, value: str, kind: str) -> Any:
-    if kind == "bool":
+def _convert(name: str, value: str, option: Option) -> Any:
+    """The value of input `name` as its option takes it: a boolean, a number, one of the choices, or the text."""
+    if option.choices:
+        if value.lower() not in option.choices:
+            raise UsageError(f"{name}: {value!r} is not one of {', '.join(option.choices)}")
+        return value.lower()
+    if option.type is bool:
         if value in ("true", "True", "TRUE"):
             return True
         if value in ("false", "False", "FALSE"):
             return False
         raise UsageError(f"{name}: {value!r} is not a boolean (true or false)")
-    if kind in ("int", "float"):
+    if option.type in (int, float):
         try:
-            return int(value) if kind == "int" else float(value)
+            return option.type(value)
         except ValueError:
-            raise UsageError(f"{name}: {value!r} is not a {'whole ' if kind == 'int' else ''}number") from None
+            raise UsageError(f"{name}: {value!r} is not a {'whole ' if option.type is int else ''}number") from None
     return value
 
 
 def _lines(value: str | None) -> list[str]:
     return [line.strip() for line in (value or "").splitlines() if line.strip()]
-
-
-def _fail(environ: Mapping[str, str], message: str, code: int, *, outputs: bool = True) -> int:
-    """A step that could not run: one error annotation (the log guard, if any, is already resumed), the conclusion
-    `error` (unless the launch wrote it), and `code`."""
-    write_line(sys.stdout, workflow_command("error", f"agenttest: {message}"))
-    if outputs:
-        write_outputs(environ.get("GITHUB_OUTPUT"), {"conclusion": "error"})
-    return code
-
-
-__all__ = ["run_action", "write_outputs"]

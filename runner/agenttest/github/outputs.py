@@ -3,14 +3,14 @@ Action, so `docker run` and `pip install` users get exactly what the Action give
 
 from __future__ import annotations
 
-import os
 import uuid
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from ..analysis import conclusion, pass_rate_text
-from .base import Reporter, ReportLike
+from ..report.base import Reporter, ReportLike
+from . import environment
 
 COUNTS = {"total": "total", "passed": "passed", "failed": "failed", "errors": "errors", "timeouts": "timeouts",
           "skipped": "skipped"}
@@ -30,7 +30,13 @@ def step_outputs(report: Mapping[str, Any], paths: Mapping[str, Path], workspace
     return outputs
 
 
-def write_outputs(path: str | None, outputs: Mapping[str, Any]) -> None:
+def write_error_conclusion(environ: Mapping[str, str] | None = None) -> None:
+    """`conclusion: error`, the one output of a step whose run could not start or was cut short (a finished run's
+    outputs, its conclusion among them, are written by StepOutputsWriter)."""
+    write_outputs(environment.output_file(environ), {"conclusion": "error"})
+
+
+def write_outputs(path: str | Path | None, outputs: Mapping[str, Any]) -> None:
     """Append step outputs to `$GITHUB_OUTPUT`, each as a heredoc with its own random delimiter (multi-line safe,
     and no value can end its record early: the delimiter is unguessable and checked)."""
     if not path:
@@ -56,8 +62,7 @@ def workspace_path(path: Path, workspace: Path) -> str:
 
 def output_workspace(cwd: Path, environ: Mapping[str, str] | None = None) -> Path:
     """What the paths in the outputs are relative to: `$GITHUB_WORKSPACE`, else the working directory."""
-    env = environ if environ is not None else os.environ
-    return Path(env.get("GITHUB_WORKSPACE") or cwd)
+    return environment.workspace(environ) or cwd
 
 
 class StepOutputsWriter(Reporter):
