@@ -70,7 +70,7 @@ class EvalContext:
 
     @property
     def text(self) -> str:
-        return to_text(self.output)
+        return subject_text(self.output)
 
 
 @dataclass(slots=True)
@@ -189,7 +189,7 @@ def _finish(spec: AssertionSpec, verdict: Verdict) -> AssertionResult:
                            actual=verdict.actual, negate=spec.negate, score=verdict.score, details=verdict.details)
 
 
-def to_text(value: Any) -> str:
+def subject_text(value: Any) -> str:
     """Text of a subject: strings as they are, None as "", anything else compact JSON with sorted keys."""
     if value is None:
         return ""

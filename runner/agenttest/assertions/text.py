@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from ..errors import SuiteError
-from .base import AssertionSpec, EvalContext, Verdict, assertion, describe, json_equal, to_text
+from .base import AssertionSpec, EvalContext, Verdict, assertion, describe, json_equal, subject_text
 
 
 @assertion("equals", "")
@@ -66,7 +66,7 @@ def not_contains(spec: AssertionSpec, ctx: EvalContext) -> Verdict:
 def _substrings(spec: AssertionSpec, ctx: EvalContext) -> tuple[list[str], list[str]]:
     """Every expected substring, and those missing from the text."""
     values = spec.value if isinstance(spec.value, list) else [spec.value]
-    items = [to_text(v) for v in values]
+    items = [subject_text(v) for v in values]
     text = ctx.text
     if spec.options.get("ignore_case", False):
         text = text.casefold()

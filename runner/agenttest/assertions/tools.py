@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 
 from ..agents.base import AgentResponse, parse_arguments
 from ..errors import SuiteError
-from .base import AssertionSpec, EvalContext, Verdict, assertion, describe, json_equal, to_text
+from .base import AssertionSpec, EvalContext, Verdict, assertion, describe, json_equal, subject_text
 
 SEQUENCE_MODES = ("strict", "unordered", "subset", "superset")
 _REGEX_PREFIX = "regex:"
@@ -219,7 +219,7 @@ def _result_text(value: Any) -> str:
         return "null"
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
-    return to_text(value)
+    return subject_text(value)
 
 
 class _SequenceCheck(NamedTuple):
