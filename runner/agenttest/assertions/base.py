@@ -9,8 +9,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pydantic import BaseModel, ConfigDict, ValidationError, WrapValidator
+from pydantic_core import PydanticCustomError
+
 from ..agents.base import AgentResponse
-from ..errors import HelperError, SuiteError
+from ..errors import HelperError, SuiteError, Where
+from ..hints import did_you_mean
 from ..secrets import shorten
 
 if TYPE_CHECKING:
@@ -22,7 +26,8 @@ class AssertionSpec:
     """One assertion as written in a case, validated at load time.
 
     `prepared` holds what the type's `prepare` step built once (a compiled regex, a parsed JSONPath, a loaded
-    schema, a resolved callable) so evaluation does no parsing.
+    schema, a resolved callable) so evaluation does no parsing; `typed_options`, `options` as the type's model
+    read them (None for a type without one).
     """
 
     type: str
@@ -37,6 +42,7 @@ class AssertionSpec:
     root: Path | None = field(default=None, compare=False)   # files it names must lie inside (the suite's
                                                              # repository); None: base_dir
     prepared: Any = None
+    typed_options: Any = None
     helper_agent: str | None = None     # the agent this assertion asks (a judge), set by `prepare`
     warnings: list[str] = field(default_factory=list)   # said at load time; the assertion is still valid
 
@@ -106,6 +112,35 @@ class AssertionResult:
         return out
 
 
+class AssertionOptions(BaseModel):
+    """The `options` of an assertion type: each option a typed field, documented by its `description`, which
+    `agenttest schema` shows too.
+
+    Strict (`"true"` is not true) and read once, when the suite loads. Keys a type does not know are ignored, as
+    they always were (Yao reads `options.connector` and `options.metadata` of any assertion); a type whose
+    options are all known says `extra="forbid"`, and a misspelt key is then an error with a hint.
+    """
+
+    model_config = ConfigDict(strict=True, frozen=True, extra="ignore")
+
+
+def when_invalid(problem: str, *, sentence: bool = False) -> WrapValidator:
+    """For an option's annotation: every invalid value gets one message in place of pydantic's, `<problem>, got
+    <value>`, said of the option's field (`options.threshold: expected a number from 0 to 1, got 2`). With
+    `sentence`, `problem` is what the option must be, and the message a sentence naming it, without a field
+    (`tool_sequence option 'mode' must be one of …, got "loose"`: the wording these options have always had)."""
+
+    def check(value: Any, handler: Callable[[Any], Any]) -> Any:
+        try:
+            return handler(value)
+        except ValidationError:
+            got = json_type(value) if isinstance(value, (dict, list)) else describe(value)
+            raise PydanticCustomError("invalid_option", "{problem}, got {got}",
+                                      {"problem": problem, "got": got, "sentence": sentence}) from None
+
+    return WrapValidator(check)
+
+
 Evaluate = Callable[[AssertionSpec, EvalContext], "Verdict | Awaitable[Verdict]"]
 Prepare = Callable[[AssertionSpec], None]
 
@@ -115,18 +150,21 @@ class AssertionType:
     name: str
     evaluate: Evaluate
     prepare: Prepare | None = None
+    options: type[AssertionOptions] | None = None
     waits: bool = False         # its evaluate is a coroutine (a judge, a script): it may take time to decide
 
 
 REGISTRY: dict[str, AssertionType] = {}
 
 
-def assertion(*names: str, prepare: Prepare | None = None) -> Callable[[Evaluate], Evaluate]:
-    """Register an evaluate function under one or more type names, with an optional load-time `prepare`."""
+def assertion(*names: str, prepare: Prepare | None = None,
+              options: type[AssertionOptions] | None = None) -> Callable[[Evaluate], Evaluate]:
+    """Register an evaluate function under one or more type names, with an optional load-time `prepare` and the
+    model of its `options`."""
 
     def register(func: Evaluate) -> Evaluate:
         for name in names:
-            REGISTRY[name] = AssertionType(name=name, evaluate=func, prepare=prepare,
+            REGISTRY[name] = AssertionType(name=name, evaluate=func, prepare=prepare, options=options,
                                            waits=inspect.iscoroutinefunction(func))
         return func
 
@@ -142,8 +180,30 @@ def prepare_assertion(spec: AssertionSpec) -> None:
     kind = REGISTRY.get(spec.type)
     if kind is None:
         raise SuiteError(f"unknown assertion type {spec.type!r} (valid: {', '.join(known_types())})")
+    if kind.options is not None:
+        spec.typed_options = _read_options(kind.name, kind.options, spec.options)
     if kind.prepare is not None:
         kind.prepare(spec)
+
+
+def _read_options(name: str, model: type[AssertionOptions], written: dict[str, Any]) -> AssertionOptions:
+    """`written` as `model` reads it; SuiteError naming the option (see `when_invalid`). A misspelt key is reported
+    first, since it may be what makes another option look wrong."""
+    try:
+        return model.model_validate(written)
+    except ValidationError as exc:
+        errors = exc.errors(include_url=False)
+        error = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
+        loc = [str(part) for part in error["loc"]]
+        where = Where(field=".".join(["options", *loc]))
+        if error["type"] == "extra_forbidden":
+            known = list(model.model_fields)
+            article = "an" if name[:1] in tuple("aeiou") else "a"
+            raise SuiteError(f"unknown option {loc[-1]!r} for {article} {name} assertion"
+                             f"{did_you_mean(loc[-1], known)} (options: {', '.join(known)})", where) from None
+        if error.get("ctx", {}).get("sentence"):
+            raise SuiteError(f"{name} option {loc[-1]!r} must be {error['msg']}") from None
+        raise SuiteError(error["msg"], where) from None
 
 
 async def evaluate_all(specs: list[AssertionSpec], ctx: EvalContext) -> list[AssertionResult]:
