@@ -1,4 +1,4 @@
-"""The registry's typed options: one declaration gives the load-time check and its message."""
+"""The registry's typed options: one declaration gives the load-time check, its message and the printed schema."""
 
 from __future__ import annotations
 
@@ -7,11 +7,13 @@ from collections.abc import Callable
 from typing import Annotated, Any
 
 import pytest
+from jsonschema import Draft202012Validator
 from pydantic import Field
 
 from agenttest.agents.base import AgentResponse
 from agenttest.assertions import REGISTRY, AssertionResult, AssertionSpec, evaluate_all, prepare_assertion
 from agenttest.assertions.base import AssertionOptions, AssertionType, EvalContext, Verdict, when_invalid
+from agenttest.cases.schema import case_json_schema
 from agenttest.errors import SuiteError
 
 Check = Callable[..., AssertionResult]
@@ -35,12 +37,17 @@ def probe(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.mark.usefixtures("probe")
-def test_a_declared_option_is_checked_and_named_from_its_declaration() -> None:
+def test_a_declared_option_is_checked_named_and_printed_from_its_declaration() -> None:
     spec = AssertionSpec(type="probe", options={"limit": 0})
     with pytest.raises(SuiteError) as caught:
         prepare_assertion(spec)
     assert (caught.value.where.field, caught.value.message) == ("options.limit", "expected a whole number from 1, "
                                                                                   "got 0")
+    schema = case_json_schema()
+    assert schema["$defs"]["ProbeOptions"]["properties"]["limit"]["description"] == "how many"
+    validator = Draft202012Validator(schema)
+    assert not validator.is_valid({"id": "T1", "input": "x", "assert": {"type": "probe", "options": {"limit": 0}}})
+    assert validator.is_valid({"id": "T1", "input": "x", "assert": {"type": "probe", "options": {"limit": 2}}})
 
 
 def test_options_are_read_once_when_the_suite_loads() -> None:
