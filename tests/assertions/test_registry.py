@@ -12,7 +12,8 @@ from pydantic import Field
 
 from agenttest.agents.base import AgentResponse
 from agenttest.assertions import REGISTRY, AssertionResult, AssertionSpec, evaluate_all, prepare_assertion
-from agenttest.assertions.base import AssertionOptions, AssertionType, EvalContext, Verdict, when_invalid
+from agenttest.assertions.base import AssertionType, EvalContext, Verdict
+from agenttest.assertions.options import AssertionOptions, when_invalid
 from agenttest.cases.schema import case_json_schema
 from agenttest.errors import SuiteError
 

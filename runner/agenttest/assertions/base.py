@@ -9,13 +9,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError, WrapValidator
-from pydantic_core import PydanticCustomError
+from pydantic import ValidationError
 
 from ..agents.base import AgentResponse
 from ..errors import HelperError, SuiteError, Where
 from ..hints import did_you_mean
 from ..secrets import shorten
+from .options import AssertionOptions
 
 if TYPE_CHECKING:
     from ..agents.helpers import HelperCaller
@@ -112,35 +112,6 @@ class AssertionResult:
         return out
 
 
-class AssertionOptions(BaseModel):
-    """The `options` of an assertion type: each option a typed field, documented by its `description`, which
-    `agenttest schema` shows too.
-
-    Strict (`"true"` is not true) and read once, when the suite loads. Keys a type does not know are ignored, as
-    they always were (Yao reads `options.connector` and `options.metadata` of any assertion); a type whose
-    options are all known says `extra="forbid"`, and a misspelt key is then an error with a hint.
-    """
-
-    model_config = ConfigDict(strict=True, frozen=True, extra="ignore")
-
-
-def when_invalid(problem: str, *, sentence: bool = False) -> WrapValidator:
-    """For an option's annotation: every invalid value gets one message in place of pydantic's, `<problem>, got
-    <value>`, said of the option's field (`options.threshold: expected a number from 0 to 1, got 2`). With
-    `sentence`, `problem` is what the option must be, and the message a sentence naming it, without a field
-    (`tool_sequence option 'mode' must be one of …, got "loose"`: the wording these options have always had)."""
-
-    def check(value: Any, handler: Callable[[Any], Any]) -> Any:
-        try:
-            return handler(value)
-        except ValidationError:
-            got = json_type(value) if isinstance(value, (dict, list)) else describe(value)
-            raise PydanticCustomError("invalid_option", "{problem}, got {got}",
-                                      {"problem": problem, "got": got, "sentence": sentence}) from None
-
-    return WrapValidator(check)
-
-
 Evaluate = Callable[[AssertionSpec, EvalContext], "Verdict | Awaitable[Verdict]"]
 Prepare = Callable[[AssertionSpec], None]
 
@@ -187,8 +158,8 @@ def prepare_assertion(spec: AssertionSpec) -> None:
 
 
 def _read_options(name: str, model: type[AssertionOptions], written: dict[str, Any]) -> AssertionOptions:
-    """`written` as `model` reads it; SuiteError naming the option (see `when_invalid`). A misspelt key is reported
-    first, since it may be what makes another option look wrong."""
+    """`written` as `model` reads it; SuiteError naming the option as its `when_invalid` says. A misspelt key is
+    reported first, since it may be what makes another option look wrong."""
     try:
         return model.model_validate(written)
     except ValidationError as exc:
@@ -201,9 +172,11 @@ def _read_options(name: str, model: type[AssertionOptions], written: dict[str, A
             article = "an" if name[:1] in tuple("aeiou") else "a"
             raise SuiteError(f"unknown option {loc[-1]!r} for {article} {name} assertion"
                              f"{did_you_mean(loc[-1], known)} (options: {', '.join(known)})", where) from None
+        value = error["input"]
+        got = json_type(value) if isinstance(value, (dict, list)) else describe(value)
         if error.get("ctx", {}).get("sentence"):
-            raise SuiteError(f"{name} option {loc[-1]!r} must be {error['msg']}") from None
-        raise SuiteError(error["msg"], where) from None
+            raise SuiteError(f"{name} option {loc[-1]!r} must be {error['msg']}, got {got}") from None
+        raise SuiteError(f"{error['msg']}, got {got}", where) from None
 
 
 async def evaluate_all(specs: list[AssertionSpec], ctx: EvalContext) -> list[AssertionResult]:

@@ -11,7 +11,8 @@ from pydantic import ConfigDict, Field, field_validator
 from ..agents.helper_replies import JudgeReply, read_judge
 from ..errors import HelperError, SuiteError, Where
 from ..hints import helper_name
-from .base import AssertionOptions, AssertionSpec, EvalContext, Verdict, assertion, when_invalid
+from .base import AssertionSpec, EvalContext, Verdict, assertion
+from .options import AssertionOptions, when_invalid
 
 AGENT_PREFIX = "agents:"
 RESERVED = ("input", "output", "conversation")     # what the judge is sent of the case, never overridden

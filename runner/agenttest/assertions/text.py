@@ -13,17 +13,8 @@ from typing import Annotated
 from pydantic import Field
 
 from ..errors import SuiteError
-from .base import (
-    AssertionOptions,
-    AssertionSpec,
-    EvalContext,
-    Verdict,
-    assertion,
-    describe,
-    json_equal,
-    subject_text,
-    when_invalid,
-)
+from .base import AssertionSpec, EvalContext, Verdict, assertion, describe, json_equal, subject_text
+from .options import AssertionOptions, when_invalid
 
 
 @assertion("equals", "")

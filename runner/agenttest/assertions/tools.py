@@ -17,17 +17,8 @@ from pydantic import Field
 
 from ..agents.base import AgentResponse, parse_arguments
 from ..errors import SuiteError
-from .base import (
-    AssertionOptions,
-    AssertionSpec,
-    EvalContext,
-    Verdict,
-    assertion,
-    describe,
-    json_equal,
-    subject_text,
-    when_invalid,
-)
+from .base import AssertionSpec, EvalContext, Verdict, assertion, describe, json_equal, subject_text
+from .options import AssertionOptions, when_invalid
 
 SequenceMode = Literal["strict", "unordered", "subset", "superset"]
 SEQUENCE_MODES: tuple[str, ...] = get_args(SequenceMode)

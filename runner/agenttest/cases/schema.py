@@ -13,7 +13,8 @@ from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, field_validat
 from pydantic_core import PydanticCustomError
 
 from ..assertions import REGISTRY
-from ..assertions.base import AssertionOptions, json_type
+from ..assertions.base import json_type
+from ..assertions.options import AssertionOptions
 from ..durations import parse_duration, parse_timeout
 
 _MESSAGE_SCHEMA: dict[str, Any] = {
