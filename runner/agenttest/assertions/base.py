@@ -15,7 +15,7 @@ from ..agents.base import AgentResponse
 from ..errors import HelperError, SuiteError, Where
 from ..hints import did_you_mean
 from ..secrets import shorten
-from .options import AssertionOptions
+from .options import AssertionOptions, defaults
 
 if TYPE_CHECKING:
     from ..agents.helpers import HelperCaller
@@ -161,7 +161,7 @@ def _read_options(name: str, model: type[AssertionOptions], written: dict[str, A
     """`written` as `model` reads it; SuiteError naming the option as its `when_invalid` says. A misspelt key is
     reported first, since it may be what makes another option look wrong."""
     try:
-        return model.model_validate(written)
+        return model.model_validate(written) if written else defaults(model)
     except ValidationError as exc:
         errors = exc.errors(include_url=False)
         error = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])

@@ -4,6 +4,7 @@ described once, with the message a wrong value gets. `base.prepare_assertion` re
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import cache
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError, WrapValidator
@@ -36,3 +37,10 @@ def when_invalid(problem: str, *, sentence: bool = False) -> WrapValidator:
                                       {"problem": problem, "sentence": sentence}) from None
 
     return WrapValidator(check)
+
+
+@cache
+def defaults(model: type[AssertionOptions]) -> AssertionOptions:
+    """The options of an assertion that gives none: one instance per model, shared (it is frozen), since most
+    assertions give none and a suite may hold thousands."""
+    return model()
