@@ -78,3 +78,16 @@ def test_the_first_problem_of_the_options_is_said_at_its_field(options: dict[str
     with pytest.raises(SuiteError) as caught:
         prepare_assertion(spec)
     assert (caught.value.where.field, caught.value.message) == (field, message)
+
+
+@pytest.mark.parametrize(("options", "metadata", "threshold"), [
+    ({"metadata": {1: "x"}}, {1: "x"}, None),         # from the Python API, keys as given (JSON makes them strings)
+    ({"metadata": []}, None, None),                    # an empty value has always meant no metadata
+    ({"metadata": 0, "threshold": 1}, None, 1.0),
+])
+def test_the_judge_options_accept_what_they_always_did(options: dict[str, Any], metadata: Any,
+                                                       threshold: float | None) -> None:
+    spec = AssertionSpec(type="agent", value="polite", use="agents:v", options=options)
+    prepare_assertion(spec)
+    assert (spec.typed_options.metadata, spec.typed_options.threshold) == (metadata, threshold)
+    assert type(spec.typed_options.threshold) is type(threshold)

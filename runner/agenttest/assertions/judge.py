@@ -27,7 +27,7 @@ class JudgeOptions(AssertionOptions):
 
     connector: Annotated[str, Field(min_length=1), when_invalid("expected a connector name")] | None = Field(
         None, description="the connector the judge uses (default: the judge agent's own)")
-    metadata: Annotated[dict[str, Any], when_invalid("expected an object")] | None = Field(
+    metadata: Annotated[dict[Any, Any], when_invalid("expected an object")] | None = Field(
         None, description="sent to the judge beside the criteria, input and output (which it may not override); "
                           "`criteria` may stand here instead of in `value`")
     threshold: Annotated[float, Field(ge=0, le=1), when_invalid("expected a number from 0 to 1")] | None = Field(
