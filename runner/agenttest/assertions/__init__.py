@@ -15,7 +15,7 @@ from .base import (
     json_equal,
     known_types,
     prepare_assertion,
-    to_text,
+    subject_text,
 )
 
 __all__ = [
@@ -35,8 +35,8 @@ __all__ = [
     "prepare_assertion",
     "script",
     "structured",
+    "subject_text",
     "text",
     "timing",
-    "to_text",
     "tools",
 ]

@@ -9,9 +9,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pydantic import ValidationError
+
 from ..agents.base import AgentResponse
-from ..errors import HelperError, SuiteError
+from ..errors import HelperError, SuiteError, Where
+from ..hints import did_you_mean
 from ..secrets import shorten
+from .options import AssertionOptions, defaults
 
 if TYPE_CHECKING:
     from ..agents.helpers import HelperCaller
@@ -22,7 +26,8 @@ class AssertionSpec:
     """One assertion as written in a case, validated at load time.
 
     `prepared` holds what the type's `prepare` step built once (a compiled regex, a parsed JSONPath, a loaded
-    schema, a resolved callable) so evaluation does no parsing.
+    schema, a resolved callable) so evaluation does no parsing; `typed_options`, `options` as the type's model
+    read them (None for a type without one).
     """
 
     type: str
@@ -37,6 +42,7 @@ class AssertionSpec:
     root: Path | None = field(default=None, compare=False)   # files it names must lie inside (the suite's
                                                              # repository); None: base_dir
     prepared: Any = None
+    typed_options: Any = None
     helper_agent: str | None = None     # the agent this assertion asks (a judge), set by `prepare`
     warnings: list[str] = field(default_factory=list)   # said at load time; the assertion is still valid
 
@@ -70,7 +76,7 @@ class EvalContext:
 
     @property
     def text(self) -> str:
-        return to_text(self.output)
+        return subject_text(self.output)
 
 
 @dataclass(slots=True)
@@ -115,18 +121,21 @@ class AssertionType:
     name: str
     evaluate: Evaluate
     prepare: Prepare | None = None
+    options: type[AssertionOptions] | None = None
     waits: bool = False         # its evaluate is a coroutine (a judge, a script): it may take time to decide
 
 
 REGISTRY: dict[str, AssertionType] = {}
 
 
-def assertion(*names: str, prepare: Prepare | None = None) -> Callable[[Evaluate], Evaluate]:
-    """Register an evaluate function under one or more type names, with an optional load-time `prepare`."""
+def assertion(*names: str, prepare: Prepare | None = None,
+              options: type[AssertionOptions] | None = None) -> Callable[[Evaluate], Evaluate]:
+    """Register an evaluate function under one or more type names, with an optional load-time `prepare` and the
+    model of its `options`."""
 
     def register(func: Evaluate) -> Evaluate:
         for name in names:
-            REGISTRY[name] = AssertionType(name=name, evaluate=func, prepare=prepare,
+            REGISTRY[name] = AssertionType(name=name, evaluate=func, prepare=prepare, options=options,
                                            waits=inspect.iscoroutinefunction(func))
         return func
 
@@ -142,8 +151,32 @@ def prepare_assertion(spec: AssertionSpec) -> None:
     kind = REGISTRY.get(spec.type)
     if kind is None:
         raise SuiteError(f"unknown assertion type {spec.type!r} (valid: {', '.join(known_types())})")
+    if kind.options is not None:
+        spec.typed_options = _read_options(kind.name, kind.options, spec.options)
     if kind.prepare is not None:
         kind.prepare(spec)
+
+
+def _read_options(name: str, model: type[AssertionOptions], written: dict[str, Any]) -> AssertionOptions:
+    """`written` as `model` reads it; SuiteError naming the option as its `when_invalid` says. A misspelt key is
+    reported first, since it may be what makes another option look wrong."""
+    try:
+        return model.model_validate(written) if written else defaults(model)
+    except ValidationError as exc:
+        errors = exc.errors(include_url=False)
+        error = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
+        loc = [str(part) for part in error["loc"]]
+        where = Where(field=".".join(["options", *loc]))
+        if error["type"] == "extra_forbidden":
+            known = list(model.model_fields)
+            article = "an" if name[:1] in tuple("aeiou") else "a"
+            raise SuiteError(f"unknown option {loc[-1]!r} for {article} {name} assertion"
+                             f"{did_you_mean(loc[-1], known)} (options: {', '.join(known)})", where) from None
+        value = error["input"]
+        got = json_type(value) if isinstance(value, (dict, list)) else describe(value)
+        if error.get("ctx", {}).get("sentence"):
+            raise SuiteError(f"{name} option {loc[-1]!r} must be {error['msg']}, got {got}") from None
+        raise SuiteError(f"{error['msg']}, got {got}", where) from None
 
 
 async def evaluate_all(specs: list[AssertionSpec], ctx: EvalContext) -> list[AssertionResult]:
@@ -189,7 +222,7 @@ def _finish(spec: AssertionSpec, verdict: Verdict) -> AssertionResult:
                            actual=verdict.actual, negate=spec.negate, score=verdict.score, details=verdict.details)
 
 
-def to_text(value: Any) -> str:
+def subject_text(value: Any) -> str:
     """Text of a subject: strings as they are, None as "", anything else compact JSON with sorted keys."""
     if value is None:
         return ""

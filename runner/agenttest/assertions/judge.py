@@ -3,33 +3,77 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable
-from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from dataclasses import dataclass
+from typing import Annotated, Any, TypeVar
+
+from pydantic import ConfigDict, Field, field_validator
 
 from ..agents.helper_replies import JudgeReply, read_judge
 from ..errors import HelperError, SuiteError, Where
-from ..hints import did_you_mean, helper_name
-from .base import AssertionSpec, EvalContext, Verdict, assertion, describe, json_type
+from ..hints import helper_name
+from .base import AssertionSpec, EvalContext, Verdict, assertion
+from .options import AssertionOptions, when_invalid
 
 AGENT_PREFIX = "agents:"
-OPTIONS = ("connector", "metadata", "threshold", "samples")
 RESERVED = ("input", "output", "conversation")     # what the judge is sent of the case, never overridden
 MAX_SAMPLES = 15
 T = TypeVar("T")
+
+
+class JudgeOptions(AssertionOptions):
+    """`options` of an `agent` assertion."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    connector: Annotated[str, Field(min_length=1), when_invalid("expected a connector name")] | None = Field(
+        None, description="the connector the judge uses (default: the judge agent's own)")
+    metadata: Annotated[dict[Any, Any], when_invalid("expected an object")] | None = Field(
+        None, description="sent to the judge beside the criteria, input and output (which it may not override); "
+                          "`criteria` may stand here instead of in `value`")
+    threshold: Annotated[float, Field(ge=0, le=1), when_invalid("expected a number from 0 to 1")] | None = Field(
+        None, description="`score ≥ threshold` decides instead of `passed`, and the verdict then needs a score")
+    samples: Annotated[int, Field(ge=1, le=MAX_SAMPLES),
+                       when_invalid(f"expected a whole number from 1 to {MAX_SAMPLES}")] = Field(
+        1, description="ask the judge this many times (each request says so in its `options.metadata.samples`): "
+                       "the majority decides, a tie fails, and the split is reported")
+
+    @field_validator("metadata", mode="before")
+    @classmethod
+    def _empty_is_none(cls, value: Any) -> Any:
+        return value or None    # `[]`, `""`, `0` and `false` have always meant no metadata
 
 
 @dataclass(frozen=True)
 class _Judge:
     agent_id: str
     criteria: Any
-    metadata: dict[str, Any] = field(default_factory=dict)
-    connector: str | None = None
-    threshold: float | None = None
-    samples: int = 1
+    options: JudgeOptions
 
 
 def _prepare_judge(spec: AssertionSpec) -> None:
-    """Check `use` (`agents:ID`; a bare id is read as one, with a warning), the criteria and the options."""
+    """Check `use` and the criteria (the options are checked by `JudgeOptions`)."""
+    agent_id = _judge_id(spec)
+    if spec.path is not None:
+        raise SuiteError("an agent assertion judges the whole reply; 'path' is not used (say in the criteria which "
+                         "part matters)", Where(field="path"))
+    options: JudgeOptions = spec.typed_options
+    metadata = options.metadata or {}
+    for key in RESERVED:
+        if key in metadata:
+            raise SuiteError(f"reserved: the judge is sent the case's {key} as {key!r}; name this key otherwise",
+                             Where(field=f"options.metadata.{key}"))
+    if spec.value is None and metadata.get("criteria") in (None, ""):
+        raise SuiteError("agent assertion needs criteria: 'value', or 'options.metadata.criteria'",
+                         Where(field="value"))
+    if spec.value is not None and "criteria" in metadata:
+        raise SuiteError("the criteria are given twice ('value' and 'options.metadata.criteria'); keep one",
+                         Where(field="options.metadata.criteria"))
+    spec.helper_agent = agent_id
+    spec.prepared = _Judge(agent_id=agent_id, criteria=spec.value, options=options)
+
+
+def _judge_id(spec: AssertionSpec) -> str:
+    """The judge's agent id from `use` (`agents:ID`; a bare id is read as one, with a warning)."""
     if not isinstance(spec.use, str) or not spec.use.strip():
         raise SuiteError("agent assertion requires 'use': \"agents:ID\" naming the judge, or a default judge: "
                          "defaults.judge in agenttest.yaml, or --judge ID", Where(field="use"))
@@ -44,55 +88,19 @@ def _prepare_judge(spec: AssertionSpec) -> None:
         spec.warnings.append(f"use: {use!r} has no '{AGENT_PREFIX}' prefix; read as '{AGENT_PREFIX}{use}'")
     if not agent_id:
         raise SuiteError("agent assertion 'use' names no agent after 'agents:'", Where(field="use"))
-    options = spec.options
-    for key in options:
-        if key not in OPTIONS:
-            raise SuiteError(f"unknown option {key!r} for an agent assertion{did_you_mean(key, OPTIONS)} "
-                             f"(options: {', '.join(OPTIONS)})", Where(field=f"options.{key}"))
-    if spec.path is not None:
-        raise SuiteError("an agent assertion judges the whole reply; 'path' is not used (say in the criteria which "
-                         "part matters)", Where(field="path"))
-    metadata = options.get("metadata") or {}
-    if not isinstance(metadata, dict):
-        raise SuiteError(f"expected an object, got {json_type(metadata)}", Where(field="options.metadata"))
-    for key in RESERVED:
-        if key in metadata:
-            raise SuiteError(f"reserved: the judge is sent the case's {key} as {key!r}; name this key otherwise",
-                             Where(field=f"options.metadata.{key}"))
-    if spec.value is None and metadata.get("criteria") in (None, ""):
-        raise SuiteError("agent assertion needs criteria: 'value', or 'options.metadata.criteria'",
-                         Where(field="value"))
-    if spec.value is not None and "criteria" in metadata:
-        raise SuiteError("the criteria are given twice ('value' and 'options.metadata.criteria'); keep one",
-                         Where(field="options.metadata.criteria"))
-    connector = options.get("connector")
-    if connector is not None and (not isinstance(connector, str) or not connector):
-        raise SuiteError("expected a connector name", Where(field="options.connector"))
-    threshold = options.get("threshold")
-    if threshold is not None and (isinstance(threshold, bool) or not isinstance(threshold, (int, float))
-                                  or not 0 <= threshold <= 1):
-        raise SuiteError(f"expected a number from 0 to 1, got {describe(threshold)}", Where(field="options.threshold"))
-    samples = options.get("samples", 1)
-    if isinstance(samples, bool) or not isinstance(samples, int) or not 1 <= samples <= MAX_SAMPLES:
-        raise SuiteError(f"expected a whole number from 1 to {MAX_SAMPLES}, got {describe(samples)}",
-                         Where(field="options.samples"))
-    spec.helper_agent = agent_id
-    spec.prepared = _Judge(agent_id=agent_id, criteria=spec.value, metadata=dict(metadata), connector=connector,
-                           threshold=None if threshold is None else float(threshold), samples=samples)
+    return agent_id
 
 
-@assertion("agent", prepare=_prepare_judge)
+@assertion("agent", prepare=_prepare_judge, options=JudgeOptions)
 async def judge(spec: AssertionSpec, ctx: EvalContext) -> Verdict:
     """A validator agent judges the response against criteria (README: Helper agents).
 
     `use`: `"agents:ID"`, the validator (any agent of agenttest.yaml; `builtin: validator` gives a good one).
     `value`: the criteria (or `options.metadata.criteria`). The validator gets one user message holding
     `{"criteria", "input", "output", "conversation" (in dynamic mode), …options.metadata}` and replies
-    `{"passed", "score", "reason", "suggestions"}`; `passed` decides. `options.threshold`: `score ≥ threshold`
-    decides instead, and the verdict needs a score. `options.samples: N`: ask N times (each request says so in
-    `options.metadata.samples`), the majority decides (a tie fails) and the split is reported.
-    `options.connector`: the connector the validator uses. A judge that cannot be reached, or whose reply holds no
-    verdict, makes the case an `error` (`error_kind: judge`), never a pass or a fail.
+    `{"passed", "score", "reason", "suggestions"}`; `passed` decides, or the score (`JudgeOptions`). A judge that
+    cannot be reached, or whose reply holds no verdict, makes the case an `error` (`error_kind: judge`), never a
+    pass or a fail.
     """
     config: _Judge = spec.prepared
     if ctx.helpers is None:
@@ -104,16 +112,18 @@ async def judge(spec: AssertionSpec, ctx: EvalContext) -> Verdict:
     payload["output"] = ctx.output
     if ctx.conversation is not None:
         payload["conversation"] = ctx.conversation
-    payload.update(config.metadata)
+    options = config.options
+    payload.update(options.metadata or {})
     helpers = ctx.helpers
     replies = await _all_or_none([
-        helpers.ask("judge", config.agent_id, payload, read_judge, connector=config.connector, sample=index,
-                    samples=config.samples)
-        for index in range(config.samples)])
+        helpers.ask("judge", config.agent_id, payload, read_judge, connector=options.connector, sample=index,
+                    samples=options.samples)
+        for index in range(options.samples)])
     return _decide(config, replies)
 
 
 def _decide(config: _Judge, replies: list[JudgeReply]) -> Verdict:
+    threshold = config.options.threshold
     votes = [_sample_passed(config, reply) for reply in replies]
     passed_count = sum(votes)
     passed = passed_count * 2 > len(votes)
@@ -124,8 +134,8 @@ def _decide(config: _Judge, replies: list[JudgeReply]) -> Verdict:
     details: dict[str, Any] = {"judge": config.agent_id, "reason": shown.reason}
     if score is not None:
         details["score"] = score
-    if config.threshold is not None:
-        details["threshold"] = config.threshold
+    if threshold is not None:
+        details["threshold"] = threshold
     suggestions = list(dict.fromkeys(s for reply in replies for s in reply.suggestions))
     if suggestions:
         details["suggestions"] = suggestions
@@ -136,10 +146,10 @@ def _decide(config: _Judge, replies: list[JudgeReply]) -> Verdict:
     message = shown.reason or ("the judge found the criteria met" if passed else "the judge found the criteria "
                                                                                  "not met")
     tie = " — a tie does not pass" if passed_count * 2 == len(votes) else ""
-    if len(replies) == 1 and config.threshold is not None and score is not None:
-        message = f"{message} (score {score:g} {'≥' if passed else '<'} threshold {config.threshold:g})"
-    elif len(replies) > 1 and config.threshold is not None:
-        message = (f"{message} ({passed_count} of {len(votes)} samples scored ≥ threshold {config.threshold:g}"
+    if len(replies) == 1 and threshold is not None and score is not None:
+        message = f"{message} (score {score:g} {'≥' if passed else '<'} threshold {threshold:g})"
+    elif len(replies) > 1 and threshold is not None:
+        message = (f"{message} ({passed_count} of {len(votes)} samples scored ≥ threshold {threshold:g}"
                    f"{tie}; mean score {score:g})")
     elif len(replies) > 1:
         message = f"{message} ({passed_count} of {len(votes)} samples passed{tie})"
@@ -149,11 +159,12 @@ def _decide(config: _Judge, replies: list[JudgeReply]) -> Verdict:
 
 
 def _sample_passed(config: _Judge, reply: JudgeReply) -> bool:
-    if config.threshold is not None:
+    threshold = config.options.threshold
+    if threshold is not None:
         if reply.score is None:
             raise HelperError(f"{helper_name('judge', config.agent_id)}: its reply has no 'score', and the assertion "
-                              f"decides by threshold {config.threshold:g}", "judge")
-        return reply.score >= config.threshold
+                              f"decides by threshold {threshold:g}", "judge")
+        return reply.score >= threshold
     if reply.passed is None:     # a score alone has no agreed cut-off: guessing one passed copied examples
         raise HelperError(f"{helper_name('judge', config.agent_id)}: its verdict has no 'passed' (a score decides "
                           "only with options.threshold)", "judge")

@@ -8,9 +8,13 @@ and `(?m)` included; Python also accepts lookaround and backreferences, which RE
 from __future__ import annotations
 
 import re
+from typing import Annotated
+
+from pydantic import Field
 
 from ..errors import SuiteError
-from .base import AssertionSpec, EvalContext, Verdict, assertion, describe, json_equal, to_text
+from .base import AssertionSpec, EvalContext, Verdict, assertion, describe, json_equal, subject_text
+from .options import AssertionOptions, when_invalid
 
 
 @assertion("equals", "")
@@ -26,35 +30,33 @@ def equals(spec: AssertionSpec, ctx: EvalContext) -> Verdict:
                    actual=output)
 
 
+class SubstringOptions(AssertionOptions):
+    """`options` of a `contains` or `not_contains` assertion."""
+
+    ignore_case: Annotated[bool, when_invalid("true or false", sentence=True)] = Field(
+        False, description="compare case-insensitively")
+
+
 def _prepare_substrings(spec: AssertionSpec) -> None:
     """`value` is required: one substring, or a non-empty list of them; non-strings are matched as compact JSON."""
     if spec.value is None:
         raise SuiteError(f"{spec.type} assertion needs a 'value' (a string, or a list of strings)")
     if isinstance(spec.value, list) and not spec.value:
         raise SuiteError(f"{spec.type} assertion 'value' is an empty list")
-    ignore_case = spec.options.get("ignore_case", False)
-    if not isinstance(ignore_case, bool):
-        raise SuiteError(f"{spec.type} assertion option 'ignore_case' must be true or false, got {ignore_case!r}")
 
 
-@assertion("contains", prepare=_prepare_substrings)
+@assertion("contains", prepare=_prepare_substrings, options=SubstringOptions)
 def contains(spec: AssertionSpec, ctx: EvalContext) -> Verdict:
-    """The text of the subject contains `value`; a list `value` means every item.
-
-    `options.ignore_case`: compare case-insensitively (default false).
-    """
+    """The text of the subject contains `value`; a list `value` means every item."""
     items, absent = _substrings(spec, ctx)
     if absent:
         return Verdict(False, f"output does not contain {_quoted(absent)}", expected=spec.value, actual=ctx.output)
     return Verdict(True, f"output contains {_quoted(items)}", expected=spec.value, actual=ctx.output)
 
 
-@assertion("not_contains", prepare=_prepare_substrings)
+@assertion("not_contains", prepare=_prepare_substrings, options=SubstringOptions)
 def not_contains(spec: AssertionSpec, ctx: EvalContext) -> Verdict:
-    """The text of the subject contains none of `value` (one string, or a list of them).
-
-    `options.ignore_case`: compare case-insensitively (default false).
-    """
+    """The text of the subject contains none of `value` (one string, or a list of them)."""
     items, absent = _substrings(spec, ctx)
     present = [item for item in items if item not in absent]
     if present:
@@ -66,9 +68,10 @@ def not_contains(spec: AssertionSpec, ctx: EvalContext) -> Verdict:
 def _substrings(spec: AssertionSpec, ctx: EvalContext) -> tuple[list[str], list[str]]:
     """Every expected substring, and those missing from the text."""
     values = spec.value if isinstance(spec.value, list) else [spec.value]
-    items = [to_text(v) for v in values]
+    items = [subject_text(v) for v in values]
     text = ctx.text
-    if spec.options.get("ignore_case", False):
+    options: SubstringOptions = spec.typed_options
+    if options.ignore_case:
         text = text.casefold()
         return items, [item for item in items if item.casefold() not in text]
     return items, [item for item in items if item not in text]

@@ -11,13 +11,17 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Annotated, Any, Literal, NamedTuple, get_args
+
+from pydantic import Field
 
 from ..agents.base import AgentResponse, parse_arguments
 from ..errors import SuiteError
-from .base import AssertionSpec, EvalContext, Verdict, assertion, describe, json_equal, to_text
+from .base import AssertionSpec, EvalContext, Verdict, assertion, describe, json_equal, subject_text
+from .options import AssertionOptions, when_invalid
 
-SEQUENCE_MODES = ("strict", "unordered", "subset", "superset")
+SequenceMode = Literal["strict", "unordered", "subset", "superset"]
+SEQUENCE_MODES: tuple[str, ...] = get_args(SequenceMode)
 _REGEX_PREFIX = "regex:"
 
 
@@ -219,7 +223,16 @@ def _result_text(value: Any) -> str:
         return "null"
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
-    return to_text(value)
+    return subject_text(value)
+
+
+class SequenceOptions(AssertionOptions):
+    """`options` of a `tool_sequence` assertion."""
+
+    mode: Annotated[SequenceMode, when_invalid(f"one of {', '.join(SEQUENCE_MODES)}", sentence=True)] = Field(
+        "strict", description="`strict`: exactly these calls in this order; `unordered`: exactly these calls in any "
+                              "order; `subset`: these calls in this order, other calls may come before, between and "
+                              "after them; `superset`: every call made is one of these (not all need be made)")
 
 
 class _SequenceCheck(NamedTuple):
@@ -231,22 +244,16 @@ def _prepare_tool_sequence(spec: AssertionSpec) -> None:
     if not isinstance(spec.value, list) or not spec.value:
         raise SuiteError(f"tool_sequence 'value' must be a non-empty list of tool names or {{name, arguments}}, "
                          f"got {describe(spec.value)}")
-    mode = spec.options.get("mode", "strict")
-    if mode not in SEQUENCE_MODES:
-        raise SuiteError(f"tool_sequence option 'mode' must be one of {', '.join(SEQUENCE_MODES)}, "
-                         f"got {describe(mode)}")
+    options: SequenceOptions = spec.typed_options
     expected = [_expected_call(item, f"tool_sequence 'value'[{i}]") for i, item in enumerate(spec.value)]
-    spec.prepared = _SequenceCheck(mode, expected)
+    spec.prepared = _SequenceCheck(options.mode, expected)
 
 
-@assertion("tool_sequence", prepare=_prepare_tool_sequence)
+@assertion("tool_sequence", prepare=_prepare_tool_sequence, options=SequenceOptions)
 def tool_sequence(spec: AssertionSpec, ctx: EvalContext) -> Verdict:
-    """The agent's tool calls follow `value`, a list of names or `{name, arguments}` items.
+    """The agent's tool calls follow `value`, a list of names or `{name, arguments}` items, as `options.mode` says.
 
     The calls are those the model requested, or, when it requested none, those the agent executed.
-    `options.mode`: `strict` (default) — exactly these calls in this order; `unordered` — exactly these calls in any
-    order; `subset` — these calls appear in this order, other calls may come before, between and after them;
-    `superset` — every call made is one of these (not all of them need to be made).
     """
     check: _SequenceCheck = spec.prepared
     calls = _requested(ctx.response) or _executed(ctx.response)

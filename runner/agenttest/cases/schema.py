@@ -12,7 +12,9 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
+from ..assertions import REGISTRY
 from ..assertions.base import json_type
+from ..assertions.options import AssertionOptions
 from ..durations import parse_duration, parse_timeout
 
 _MESSAGE_SCHEMA: dict[str, Any] = {
@@ -198,13 +200,31 @@ class CaseEntry(_Strict):
 
 
 def case_json_schema() -> dict[str, Any]:
-    """The JSON Schema of one test case (for `agenttest schema`)."""
+    """The JSON Schema of one test case (for `agenttest schema`), the options of each assertion type included."""
     schema = CaseEntry.model_json_schema(by_alias=True)
-    schema.setdefault("$defs", {})["AssertionEntry"] = AssertionEntry.model_json_schema(by_alias=True)
+    defs = schema.setdefault("$defs", {})
+    defs["AssertionEntry"] = AssertionEntry.model_json_schema(by_alias=True)
+    defs["AssertionEntry"]["allOf"] = _typed_options(defs)
     one = {"$ref": "#/$defs/AssertionEntry"}
     forms = [one, {"type": "array", "items": one}, {"type": "string"}, {"type": "null"}]
     for key in ("assert", "assertions"):
         schema["properties"][key]["anyOf"] = forms
     for key in ("assert", "assertion"):
-        schema["$defs"]["CheckpointEntry"]["properties"][key]["anyOf"] = forms
+        defs["CheckpointEntry"]["properties"][key]["anyOf"] = forms
     return schema
+
+
+def _typed_options(defs: dict[str, Any]) -> list[dict[str, Any]]:
+    """One rule for each options model of the assertion types: an assertion of a type it serves, when it has an
+    `options` object, has that model's (its schema is added to `defs`)."""
+    served: dict[type[AssertionOptions], list[str]] = {}
+    for name, kind in sorted(REGISTRY.items()):
+        if kind.options is not None:
+            served.setdefault(kind.options, []).append(name)
+    rules = []
+    for model, names in served.items():
+        defs[model.__name__] = model.model_json_schema()
+        rules.append({"if": {"properties": {"type": {"enum": names}, "options": {"type": "object"}},
+                             "required": ["type", "options"]},
+                      "then": {"properties": {"options": {"$ref": f"#/$defs/{model.__name__}"}}}})
+    return rules
