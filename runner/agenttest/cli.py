@@ -130,6 +130,15 @@ def main() -> None:
 @click.option("--color", type=click.Choice(["auto", "always", "never"]),
               help="Colour the console: auto = on a terminal and in GitHub Actions, unless NO_COLOR is set "
                    "(FORCE_COLOR forces it) [auto].")
+@click.option("--interactive", is_flag=True, default=None,
+              help="On a terminal, you type the simulated user's turns of conversations (an empty line lets the "
+                   "simulator speak).")
+@click.option("--save-conversation", metavar="FILE", type=click.Path(dir_okay=False),
+              help="Append each conversation, as said, to FILE as a `turns` case that replays it.")
+@click.option("--on-missing-input", type=click.Choice(["skip", "fail", "ignore"]),
+              help="When a conversation's fixed turns run out while the agent awaits input [ignore].")
+@click.option("--skip-interactive", is_flag=True, default=None,
+              help="Skip cases marked interactive.enabled when there is no terminal.")
 def run(suites: tuple[str, ...], **options: Any) -> None:
     """Run test suites against the target agent. Suites may be given as arguments too (files, directories, globs,
     generators), as validate takes them."""

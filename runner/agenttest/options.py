@@ -53,6 +53,10 @@ class RunOptions(BaseModel):
     max_annotations: int = Field(10, ge=0)
     fail_on: Literal["failure", "regression", "never"] = "failure"
     color: Literal["auto", "always", "never"] = "auto"
+    interactive: bool = False
+    save_conversation: str | None = None
+    on_missing_input: Literal["skip", "fail", "ignore"] = "ignore"
+    skip_interactive: bool = False
 
     @field_validator("timeout")
     @classmethod
