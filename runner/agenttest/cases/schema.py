@@ -135,6 +135,52 @@ class CheckpointEntry(_Strict):
     assertion: JsonAssert = Field(None, description="alias of `assert`")
     after: list[str] | None = Field(None, description="checkpoint ids that must be reached first")
     required: bool | None = Field(None, description="default true; an optional checkpoint never fails the case")
+    by_turn: int | None = Field(None, ge=1, le=1000, description="a deadline: a required checkpoint not reached by "
+                                                               "this turn fails the case then")
+
+
+class GuardEntry(_Strict):
+    """One guard of a conversation: what every reply of the agent must satisfy."""
+
+    id: str = Field(min_length=1, description="unique within the case; named when the guard is broken")
+    description: str | None = None
+    assert_: JsonAssert = Field(None, alias="assert")
+    assertion: JsonAssert = Field(None, description="alias of `assert`")
+
+
+class SimulateEntry(_Strict):
+    """`simulate`: a stretch of the conversation whose user turns the case's simulator writes."""
+
+    max_turns: int | None = Field(None, ge=1, le=1000, description="at most this many user turns (default: until "
+                                                                  "the conversation's max_turns)")
+    until: str | None = Field(None, min_length=1, description="a checkpoint id: the stretch ends once it is "
+                                                              "reached")
+
+
+class TurnEntry(_Strict):
+    """One step of `turns`: a fixed user turn (`input`, with the `assert` its reply must satisfy and `options` for
+    its request), or a simulated stretch (`simulate`)."""
+
+    input: JsonInput = None
+    assert_: JsonAssert = Field(None, alias="assert")
+    assertions: JsonAssert = Field(None, description="alias of `assert`")
+    options: CaseOptions | None = Field(None, description="this turn's request options, over the case's")
+    simulate: SimulateEntry | None = None
+
+
+class InteractiveEntry(_Strict):
+    """`interactive`: the case is written for a person at a terminal."""
+
+    enabled: bool = False
+    timeout: str | None = Field(None, description="how long to wait for each of the person's turns (Go duration; "
+                                                  "default 5m)")
+
+    @field_validator("timeout")
+    @classmethod
+    def _timeout_parses(cls, value: str | None) -> str | None:
+        if value is not None:
+            parse_timeout(value)
+        return value
 
 
 class CaseEntry(_Strict):
@@ -161,8 +207,15 @@ class CaseEntry(_Strict):
     simulator: SimulatorEntry | None = Field(None, description="dynamic mode: who plays the user")
     checkpoints: list[CheckpointEntry] | None = Field(None, description="dynamic mode: what the conversation "
                                                                         "must reach")
-    max_turns: int | None = Field(None, ge=1, le=1000, description="dynamic mode: turns before the case fails "
-                                                                  "(default 20)")
+    max_turns: int | None = Field(None, ge=1, le=1000, description="conversations: user turns at most (default "
+                                                                  "20)")
+    turns: list[TurnEntry] | None = Field(None, description="the conversation as steps: fixed user turns and "
+                                                            "simulated stretches, in order")
+    guards: list[GuardEntry] | None = Field(None, description="conversations: what every reply must satisfy")
+    final: JsonAssert = Field(None, description="conversations: checked once at the end, against the last reply "
+                                                "and the whole conversation")
+    interactive: InteractiveEntry | None = Field(None, description="written for a person at a terminal "
+                                                                   "(--interactive, --skip-interactive)")
 
     @field_validator("id", mode="before")
     @classmethod
@@ -205,6 +258,10 @@ def case_json_schema() -> dict[str, Any]:
     forms = [one, {"type": "array", "items": one}, {"type": "string"}, {"type": "null"}]
     for key in ("assert", "assertions"):
         schema["properties"][key]["anyOf"] = forms
-    for key in ("assert", "assertion"):
-        schema["$defs"]["CheckpointEntry"]["properties"][key]["anyOf"] = forms
+    schema["properties"]["final"]["anyOf"] = forms
+    for model in ("CheckpointEntry", "GuardEntry"):
+        for key in ("assert", "assertion"):
+            schema["$defs"][model]["properties"][key]["anyOf"] = forms
+    for key in ("assert", "assertions"):
+        schema["$defs"]["TurnEntry"]["properties"][key]["anyOf"] = forms
     return schema
