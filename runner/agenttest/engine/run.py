@@ -45,6 +45,7 @@ from .context import RunContext
 from .dynamic import DynamicRunner
 from .generate import generate
 from .hooks import Hooks
+from .interactive import conversation_settings
 from .plan import build_helpers, checks_for, prepare_generators, select, shard, suite_digest
 from .repeats import Repeats, Unit
 from .schedule import Scheduler
@@ -146,7 +147,7 @@ async def _run_suite(config: RunConfig, suite: Suite, pool: AgentPool, checks: C
     hooks = Hooks(agent_dir(config))
     services = RunServices(pool=pool, target_id=target.id, context=context, hooks=hooks, timeout=config.timeout,
                            connector=options.connector, cache=cache)
-    runners = (StandardRunner(services), DynamicRunner(services))
+    runners = (StandardRunner(services), DynamicRunner(services, conversation_settings(config)))
     connectors = dict.fromkeys(getattr(config.project.agents[t.id], "connector", None) or "" for t in targets)
     info = RunInfo(agent_id=", ".join(t.id for t in targets),
                    connector=options.connector or ", ".join(c for c in connectors if c),
@@ -174,7 +175,8 @@ async def _run_suite(config: RunConfig, suite: Suite, pool: AgentPool, checks: C
 
     scheduler: Scheduler[Unit] = Scheduler(
         repeats.units, run_one=lambda unit: run_unit(unit, runners),
-        skipped=lambda unit, reason: skipped_result(unit.entry, reason), parallel=options.parallel,
+        skipped=lambda unit, reason: skipped_result(unit.entry, reason),
+        parallel=1 if options.interactive else options.parallel,      # one person, one conversation at a time
         on_start=unit_started, on_finish=unit_finished)
     # Cases not yet started are skipped, saying so; those in flight finish.
     meter.on_spent = lambda reason: scheduler.stop(f"not run: {reason}")
@@ -314,12 +316,10 @@ def priced_calls(entries: list[Entry], target: str, override: str | None) -> lis
     calls: list[tuple[str, str | None]] = [(target, override)]
     for case in (e for e in entries if isinstance(e, Case)):
         calls.append((case.target or target, override or case.options.get("connector")))
-        specs = list(case.assertions)
-        if case.conversation is not None:
-            specs += [spec for checkpoint in case.conversation.checkpoints for spec in checkpoint.assertions]
-            if not case.conversation.scripted:
-                calls.append((case.conversation.simulator, case.conversation.connector))
-        calls += [(spec.helper_agent, getattr(spec.prepared, "connector", None)) for spec in specs
+        conversation = case.conversation
+        if conversation is not None and conversation.simulator is not None and not conversation.scripted:
+            calls.append((conversation.simulator, conversation.connector))
+        calls += [(spec.helper_agent, getattr(spec.prepared, "connector", None)) for spec in case.assertion_specs()
                   if spec.helper_agent]
     return list(dict.fromkeys(calls))
 
