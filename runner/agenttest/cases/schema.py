@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, WithJsonSchema, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
 from ..assertions.base import json_type
@@ -37,6 +37,12 @@ _ASSERT_SCHEMA: dict[str, Any] = {  # completed by case_json_schema (pydantic ca
     "description": "one assertion, a list of them, or an assertion type name",
 }
 
+def _a_timeout(value: str) -> str:
+    parse_timeout(value)        # ValueError: an invalid case naming the field
+    return value
+
+
+GoTimeout = Annotated[str, AfterValidator(_a_timeout)]
 JsonInput = Annotated[Any, WithJsonSchema(_INPUT_SCHEMA)]
 JsonAssert = Annotated[Any, WithJsonSchema(_ASSERT_SCHEMA)]
 AnyJson = Annotated[Any, WithJsonSchema({})]
@@ -172,15 +178,8 @@ class InteractiveEntry(_Strict):
     """`interactive`: the case is written for a person at a terminal."""
 
     enabled: bool = False
-    timeout: str | None = Field(None, description="how long to wait for each of the person's turns (Go duration; "
-                                                  "default 5m)")
-
-    @field_validator("timeout")
-    @classmethod
-    def _timeout_parses(cls, value: str | None) -> str | None:
-        if value is not None:
-            parse_timeout(value)
-        return value
+    timeout: GoTimeout | None = Field(None, description="how long to wait for each of the person's turns (Go "
+                                                        "duration; default 5m)")
 
 
 class CaseEntry(_Strict):
@@ -200,7 +199,7 @@ class CaseEntry(_Strict):
     metadata: dict[str, Any] | None = None
     skip: Annotated[Any, WithJsonSchema({"anyOf": [{"type": "boolean"}, {"type": "string"}, {"type": "null"}],
                                          "description": "true, or the reason to skip"})] = None
-    timeout: str | None = Field(None, description="Go duration: 300ms, 30s, 1m30s")
+    timeout: GoTimeout | None = Field(None, description="Go duration: 300ms, 30s, 1m30s")
     before: str | None = None
     after: str | None = None
     tags: list[str] | None = None
@@ -231,13 +230,6 @@ class CaseEntry(_Strict):
             return value
         raise PydanticCustomError("expected", "expected true/false or a reason string, got {got}",
                                   {"got": json_type(value)})
-
-    @field_validator("timeout")
-    @classmethod
-    def _timeout_parses(cls, value: str | None) -> str | None:
-        if value is not None:
-            parse_timeout(value)
-        return value
 
     @property
     def timeout_seconds(self) -> float | None:
