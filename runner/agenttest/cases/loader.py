@@ -246,7 +246,7 @@ def build_case(value: Any, *, file: str | None, line: int | None, base_dir: Path
     elif conversational:
         _not_checked(value, "a dynamic case (simulator + checkpoints); put what each reply must satisfy in a "
                             "checkpoint's 'assert'", problems)
-        conversation = _conversation(entry, messages, base_dir, checks, specs_at, problems, notes)
+        conversation = _conversation(entry, messages, checks, specs_at, problems, notes)
     else:
         specs = _assertion_specs(entry, base_dir, checks, problems, notes)
         if interactive is not None and interactive.enabled:
@@ -328,12 +328,11 @@ def _scripted_conversation(entry: CaseEntry, base_dir: Path, repo_root: Path, ch
     return Conversation(
         simulator=use, checkpoints=[c for c in checkpoints if c is not None], steps=turns, script=True,
         guards=guards, final=final, max_turns=entry.max_turns or max(DEFAULT_MAX_TURNS, fixed), persona=persona,
-        goal=goal, extra=extra, connector=_simulator_connector(entry.simulator),
-        replies=list(entry.simulator.replies or []) if entry.simulator else [])
+        goal=goal, extra=extra, connector=_simulator_connector(entry.simulator), replies=_replies(entry.simulator))
 
 
-def _conversation(entry: CaseEntry, messages: list[dict[str, Any]], base_dir: Path, checks: Checks,
-                  specs_at: SpecsAt, problems: list[str], notes: list[str]) -> Conversation | None:
+def _conversation(entry: CaseEntry, messages: list[dict[str, Any]], checks: Checks, specs_at: SpecsAt,
+                  problems: list[str], notes: list[str]) -> Conversation | None:
     """A dynamic case the Yao way: a simulator and at least one checkpoint. `max_turns` alone leaves a case
     standard; a simulator without checkpoints, or checkpoints without any simulator, is a problem rather than a
     case that silently checks nothing. Its steps are its `input` (when it has one) and one simulated stretch."""
@@ -360,8 +359,7 @@ def _conversation(entry: CaseEntry, messages: list[dict[str, Any]], base_dir: Pa
     return Conversation(
         simulator=use, checkpoints=[spec for spec in specs if spec is not None], steps=[*opening, Simulate()],
         guards=guards, final=final, max_turns=entry.max_turns or DEFAULT_MAX_TURNS, persona=persona, goal=goal,
-        extra=extra, connector=_simulator_connector(simulator), replies=list(simulator.replies or [])
-        if simulator else [])
+        extra=extra, connector=_simulator_connector(simulator), replies=_replies(simulator))
 
 
 def _persona_goal_extra(simulator: SimulatorEntry | None,
@@ -377,6 +375,10 @@ def _persona_goal_extra(simulator: SimulatorEntry | None,
 
 def _simulator_connector(simulator: SimulatorEntry | None) -> str | None:
     return simulator.options.connector if simulator and simulator.options else None
+
+
+def _replies(simulator: SimulatorEntry | None) -> list[str]:
+    return list(simulator.replies or []) if simulator else []
 
 
 def _simulator_id(simulator: SimulatorEntry, checks: Checks, problems: list[str], notes: list[str]) -> str | None:
