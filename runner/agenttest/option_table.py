@@ -19,6 +19,7 @@ from .artifacts import ARTIFACT_FILES
 from .errors import FailOn
 
 Color = Literal["auto", "always", "never"]
+MissingInput = Literal["skip", "fail", "ignore"]
 
 
 @dataclass(frozen=True)
@@ -122,6 +123,14 @@ class OptionTable:
                                     "[{default}].", input="fail-on")] = "failure"
     color: Annotated[Color, Flag("Colour the console: auto = on a terminal and in GitHub Actions, unless NO_COLOR "
                                  "is set (FORCE_COLOR forces it) [{default}].")] = "auto"
+    interactive: Annotated[bool, Flag("On a terminal, you type the simulated user's turns of conversations (an "
+                                      "empty line lets the simulator speak).")] = False
+    save_conversation: Annotated[str | None, Flag("Append each conversation, as said, to FILE as a `turns` case "
+                                                  "that replays it.", metavar="FILE", path="file")] = None
+    on_missing_input: Annotated[MissingInput, Flag("When a conversation's fixed turns run out while the agent "
+                                                   "awaits input [{default}].")] = "ignore"
+    skip_interactive: Annotated[bool, Flag("Skip cases marked interactive.enabled when there is no "
+                                           "terminal.")] = False
 
 
 # The flags of `run` that are not run options: the suites, and the config file whose `defaults:` they override.

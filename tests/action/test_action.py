@@ -263,7 +263,7 @@ def test_judged_and_dynamic_suites_run_through_the_action(tmp_path: Path) -> Non
     step = run_action(workspace, {"input": "tests/conversations.jsonl\ntests/more.jsonl\ntests/expense.jsonl",
                                   "simulator": "workers.test.user"})
     assert step.code == 1, step.stdout + step.stderr
-    assert (step.outputs["total"], step.outputs["passed"], step.outputs["failed"]) == ("12", "9", "2")
+    assert (step.outputs["total"], step.outputs["passed"], step.outputs["failed"]) == ("13", "10", "2")
     report = json.loads((workspace / "agenttest-results" / "report.json").read_text())
     by_id = {r["id"]: r for r in report["results"]}
     assert by_id["submit-by-conversation"]["status"] == "passed"

@@ -404,7 +404,13 @@ def test_the_example_conversations_run_with_no_api_key(tmp_path: Path) -> None:
     report = json.loads((tmp_path / "report.json").read_text())
     by_id = {r["id"]: r for r in report["results"]}
     assert {name: r["status"] for name, r in by_id.items()} == {"submit-by-conversation": "passed",
-                                                                "scripted-trip": "passed"}
+                                                                "scripted-trip": "passed",
+                                                                "turns-with-a-guard": "passed"}
+    steps = by_id["turns-with-a-guard"]["metadata"]
+    assert [(t["source"], t.get("checkpoints_reached")) for t in steps["turns"]] == [
+        ("case", None), ("simulator", ["proposes"]), ("case", None)]
+    assert (steps["termination"], steps["guards"]["no-delete"]["checked"]) == ("turns_completed", 3)
+    assert [(a["type"], a["passed"]) for a in by_id["turns-with-a-guard"]["assertions"]] == [("agent", True)]
     assert by_id["submit-by-conversation"]["metadata"]["total_turns"] == 3
     assert by_id["submit-by-conversation"]["metadata"]["checkpoints"]["mentions-receipt"]["reached"] is False
 

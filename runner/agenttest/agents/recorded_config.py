@@ -23,7 +23,7 @@ from ..project import ProjectConfig
 from ..secrets import redact
 from .builtin import BuiltinSettings, default_prompt
 
-_LEFT_OUT = {"api_key", "headers", "env", "base_url", "url", "cwd", "price", "description"}
+_LEFT_OUT = {"api_key", "headers", "env", "base_url", "url", "cwd", "price", "description", "input_tools"}
 _CONNECTOR_FIELDS = {"type", "model", "params"}
 
 

@@ -28,6 +28,8 @@ class ProviderSettings(BaseModel):
     price: Price | None = None                         # overrides its connector's price; 0/0 for a free agent
     tools: str | list[dict[str, Any]] | None = None    # OpenAI tool schema (a JSON file, or inline): given to
                                                        # generators; the openai provider also offers them
+    input_tools: list[str] = Field(default_factory=list)   # tools whose call asks the user (awaiting input), besides
+                                                           # request_confirmation, ask_user and get_user_input
 
 
 class ConnectorSettings(BaseModel):

@@ -20,16 +20,31 @@ from pydantic import ValidationError
 from .. import assertions as _register_assertion_types  # noqa: F401  (importing the package fills the registry)
 from ..assertions.base import REGISTRY, AssertionSpec, json_type, known_types, prepare_assertion
 from ..bounds import TOO_DEEP, stored, too_deep
+from ..durations import parse_duration
 from ..errors import SuiteError
 from ..hints import closest, did_you_mean
 from ..refs import reference_problem
 from ..validation import describe_errors
 from ..workspace import UnsafePath, attachment_root, checked_file
+from . import steps
 from .inputs import InputError, normalize_input
-from .model import SCRIPTED, Case, Checkpoint, Conversation, InvalidCase, Suite
+from .model import (
+    SCRIPTED,
+    Case,
+    Checkpoint,
+    Conversation,
+    Guard,
+    Interactive,
+    InvalidCase,
+    Simulate,
+    Step,
+    Suite,
+    UserTurn,
+)
 from .reader import RawEntry, read_entries, why_no_entries
 from .schema import AssertionEntry, CaseEntry, CheckpointEntry, SimulatorEntry
 from .sources import GeneratorSource, display_path, sources
+from .steps import SpecsAt
 
 INVALID = "invalid test case: "
 DEFAULT_MAX_TURNS = 20
@@ -190,17 +205,17 @@ def build_case(value: Any, *, file: str | None, line: int | None, base_dir: Path
 
     if not isinstance(value, dict):
         return invalid([f"expected a JSON object, got {json_type(value)}"])
-    dynamic = value.get("simulator") is not None or bool(value.get("checkpoints"))
+    conversational = (value.get("simulator") is not None or bool(value.get("checkpoints"))
+                      or value.get("turns") is not None)
     # Without one, the simulated user opens the conversation. Said even beside other mistakes (an unknown key):
     # `inptu` is fixed at once when the message also says that `input` is missing.
-    missing_input = ["missing required field 'input'"] if value.get("input") is None and not dynamic else []
+    missing_input = ["missing required field 'input'"] if value.get("input") is None and not conversational else []
     try:
         entry = CaseEntry.model_validate(value)
     except ValidationError as exc:
         return invalid(describe_errors(exc, CaseEntry) + missing_input)
     problems: list[str] = list(missing_input)
     notes: list[str] = []
-    conversation = _conversation(entry, base_dir, checks, problems, notes)
     messages: list[dict[str, Any]] = []
     if entry.input is not None:
         try:
@@ -208,13 +223,13 @@ def build_case(value: Any, *, file: str | None, line: int | None, base_dir: Path
         except InputError as exc:
             problems.append(str(exc))
     problems += _hook_problems(entry, base_dir, checks)
-    if dynamic:
-        specs: list[AssertionSpec] = []
-        problems += [f"{key}: not checked in a dynamic case (simulator + checkpoints); put what each reply must "
-                     "satisfy in a checkpoint's 'assert'"
-                     for key in ("assert", "assertions", "expected") if key in value]
-    else:
-        specs = _assertion_specs(entry, base_dir, checks, problems, notes)
+
+    def specs_at(written: Any, key: str) -> list[AssertionSpec]:
+        return _prepared_specs(written, key, base_dir, checks, problems, notes)
+
+    interactive = _interactive(entry)
+    specs, conversation = _checks(entry, value, messages, conversational, interactive, base_dir, repo_root, checks,
+                                  specs_at, problems, notes)
     if problems:
         return invalid(problems)
     if warnings is not None:
@@ -228,8 +243,37 @@ def build_case(value: Any, *, file: str | None, line: int | None, base_dir: Path
         user=entry.user, team=entry.team, metadata=entry.metadata, skip=entry.skip_reason,
         timeout=entry.timeout_seconds, before=entry.before, after=entry.after,
         tags=[stored(tag) for tag in entry.tags or []], file=file, line=line, base_dir=base_dir,
-        written=value if text is None else text, conversation=conversation,
+        written=value if text is None else text, conversation=conversation, interactive=interactive,
     )
+
+
+def _checks(entry: CaseEntry, value: dict[str, Any], messages: list[dict[str, Any]], conversational: bool,
+            interactive: Interactive | None, base_dir: Path, repo_root: Path, checks: Checks, specs_at: SpecsAt,
+            problems: list[str], notes: list[str]) -> tuple[list[AssertionSpec], Conversation | None]:
+    """What a case checks: its assertions when it has one reply, or its conversation (turns, the Yao way's
+    simulator and checkpoints, or a single turn written for a person, seed 000's static mode)."""
+    if entry.turns is not None:
+        _not_checked(value, "a conversation with turns; put it in a turn's 'assert', or in 'final' to check the "
+                            "end of the conversation", problems)
+        if entry.input is not None:
+            problems.append("input: a case with turns takes no top-level input; make it the first turn: "
+                            "{\"input\": …}")
+        return [], _scripted_conversation(entry, base_dir, repo_root, checks, specs_at, problems, notes)
+    if conversational:
+        _not_checked(value, "a dynamic case (simulator + checkpoints); put what each reply must satisfy in a "
+                            "checkpoint's 'assert'", problems)
+        return [], _conversation(entry, messages, checks, specs_at, problems, notes)
+    specs = _assertion_specs(entry, base_dir, checks, problems, notes)
+    if interactive is not None and interactive.enabled:
+        # Written for a person: the input is the first turn of a conversation they go on with (seed 000's single
+        # turn in static mode).
+        turn = UserTurn(input=entry.input, messages=messages, assertions=specs)
+        return [], Conversation(simulator=None, checkpoints=[], steps=[turn], script=True,
+                                max_turns=entry.max_turns or DEFAULT_MAX_TURNS,
+                                guards=_guards(entry, specs_at, problems), final=_final(entry, specs_at))
+    problems.extend(f"{key}: only for conversations (turns, or simulator + checkpoints); a single-turn case checks "
+                    "its reply with 'assert'" for key in ("guards", "final") if getattr(entry, key) is not None)
+    return specs, None
 
 
 def _hook_problems(entry: CaseEntry, base_dir: Path, checks: Checks) -> list[str]:
@@ -244,11 +288,62 @@ def _hook_problems(entry: CaseEntry, base_dir: Path, checks: Checks) -> list[str
     return problems
 
 
-def _conversation(entry: CaseEntry, base_dir: Path, checks: Checks, problems: list[str],
-                  notes: list[str]) -> Conversation | None:
-    """The simulated user and checkpoints of a dynamic case (Yao's rule: a simulator and at least one checkpoint),
-    or None for a standard case. `max_turns` alone leaves a case standard; a simulator without checkpoints, or
-    checkpoints without any simulator, is a problem rather than a case that silently checks nothing."""
+def _not_checked(value: dict[str, Any], where: str, problems: list[str]) -> None:
+    """A conversation's top-level `assert`, `assertions` or `expected` would never be checked: a problem each."""
+    for key in ("assert", "assertions", "expected"):
+        if key in value:
+            problems.append(f"{key}: not checked in {where}")
+
+
+def _interactive(entry: CaseEntry) -> Interactive | None:
+    if entry.interactive is None:
+        return None
+    timeout = entry.interactive.timeout
+    return Interactive(enabled=entry.interactive.enabled,
+                       timeout=parse_duration(timeout) if timeout is not None else Interactive.timeout)
+
+
+def _guards(entry: CaseEntry, specs_at: SpecsAt, problems: list[str]) -> list[Guard]:
+    return steps.guards(entry.guards, specs_at, problems) if entry.guards is not None else []
+
+
+def _final(entry: CaseEntry, specs_at: SpecsAt) -> list[AssertionSpec]:
+    return specs_at(entry.final, "final") if entry.final is not None else []
+
+
+def _scripted_conversation(entry: CaseEntry, base_dir: Path, repo_root: Path, checks: Checks, specs_at: SpecsAt,
+                           problems: list[str], notes: list[str]) -> Conversation | None:
+    """A conversation written as `turns`: its steps, and the simulator its simulated stretches need."""
+    turns = steps.turn_steps(entry.turns or [], base_dir=base_dir, repo_root=repo_root, specs_at=specs_at,
+                             problems=problems)
+    checkpoint_entries = entry.checkpoints or []
+    checkpoints = [_checkpoint(item, f"checkpoints[{i}]", specs_at, problems)
+                   for i, item in enumerate(checkpoint_entries)]
+    _check_order(checkpoint_entries, problems)
+    simulated = any(isinstance(step, Simulate) for step in turns)
+    use: str | None = None
+    if entry.simulator is not None or (simulated and checks.default_simulator):
+        use = _simulator_id(entry.simulator or SimulatorEntry(), checks, problems, notes)
+    steps.check_stretches(turns, [item.id for item in checkpoint_entries],
+                          simulator=use is not None or entry.simulator is not None, problems=problems)
+    fixed = sum(1 for step in turns if isinstance(step, UserTurn))
+    if entry.max_turns is not None and entry.max_turns < fixed:
+        problems.append(f"max_turns: {entry.max_turns} is fewer than the {fixed} fixed turns of 'turns'")
+    guards, final = _guards(entry, specs_at, problems), _final(entry, specs_at)
+    persona, goal, extra = _persona_goal_extra(entry.simulator, problems)
+    if problems:
+        return None
+    return Conversation(
+        simulator=use, checkpoints=[c for c in checkpoints if c is not None], steps=turns, script=True,
+        guards=guards, final=final, max_turns=entry.max_turns or max(DEFAULT_MAX_TURNS, fixed), persona=persona,
+        goal=goal, extra=extra, connector=_simulator_connector(entry.simulator), replies=_replies(entry.simulator))
+
+
+def _conversation(entry: CaseEntry, messages: list[dict[str, Any]], checks: Checks, specs_at: SpecsAt,
+                  problems: list[str], notes: list[str]) -> Conversation | None:
+    """A dynamic case the Yao way: a simulator and at least one checkpoint. `max_turns` alone leaves a case
+    standard; a simulator without checkpoints, or checkpoints without any simulator, is a problem rather than a
+    case that silently checks nothing. Its steps are its `input` (when it has one) and one simulated stretch."""
     simulator, checkpoints = entry.simulator, entry.checkpoints
     if not checkpoints:
         if checkpoints is not None:
@@ -258,25 +353,40 @@ def _conversation(entry: CaseEntry, base_dir: Path, checks: Checks, problems: li
                             "\"assert\": {\"type\": \"contains\", \"value\": \"Hello\"}}]): without them nothing "
                             "would be checked")
         return None
-    simulator = simulator or SimulatorEntry()
-    use = _simulator_id(simulator, checks, problems, notes)
-    specs = [_checkpoint(item, f"checkpoints[{i}]", base_dir, checks, problems, notes)
-             for i, item in enumerate(checkpoints)]
+    use = _simulator_id(simulator or SimulatorEntry(), checks, problems, notes)
+    specs = [_checkpoint(item, f"checkpoints[{i}]", specs_at, problems) for i, item in enumerate(checkpoints)]
     _check_order(checkpoints, problems)
-    metadata = dict((simulator.options.metadata if simulator.options else None) or {})
+    persona, goal, extra = _persona_goal_extra(simulator, problems)
+    if specs and all(spec is not None and not spec.required for spec in specs):
+        problems.append("checkpoints: every checkpoint is optional (required: false), so the conversation could "
+                        "never fail; make at least one required")
+    guards, final = _guards(entry, specs_at, problems), _final(entry, specs_at)
+    if use is None or any(spec is None for spec in specs) or problems:
+        return None
+    opening: list[Step] = [UserTurn(input=entry.input, messages=messages)] if messages else []
+    return Conversation(
+        simulator=use, checkpoints=[spec for spec in specs if spec is not None], steps=[*opening, Simulate()],
+        guards=guards, final=final, max_turns=entry.max_turns or DEFAULT_MAX_TURNS, persona=persona, goal=goal,
+        extra=extra, connector=_simulator_connector(simulator), replies=_replies(simulator))
+
+
+def _persona_goal_extra(simulator: SimulatorEntry | None,
+                        problems: list[str]) -> tuple[str | None, str | None, dict[str, Any]]:
+    """What the simulated user is told: `persona` and `goal` (strings), and every other key of its metadata."""
+    metadata = dict((simulator.options.metadata if simulator and simulator.options else None) or {})
     persona, goal = metadata.pop("persona", None), metadata.pop("goal", None)
     for key, text in (("persona", persona), ("goal", goal)):
         if text is not None and not isinstance(text, str):
             problems.append(f"simulator.options.metadata.{key}: expected a string, got {json_type(text)}")
-    if specs and all(spec is not None and not spec.required for spec in specs):
-        problems.append("checkpoints: every checkpoint is optional (required: false), so the conversation could "
-                        "never fail; make at least one required")
-    if use is None or any(spec is None for spec in specs) or problems:
-        return None
-    return Conversation(
-        simulator=use, checkpoints=[spec for spec in specs if spec is not None],
-        max_turns=entry.max_turns or DEFAULT_MAX_TURNS, persona=persona, goal=goal, extra=metadata,
-        connector=simulator.options.connector if simulator.options else None, replies=list(simulator.replies or []))
+    return persona, goal, metadata
+
+
+def _simulator_connector(simulator: SimulatorEntry | None) -> str | None:
+    return simulator.options.connector if simulator and simulator.options else None
+
+
+def _replies(simulator: SimulatorEntry | None) -> list[str]:
+    return list(simulator.replies or []) if simulator else []
 
 
 def _simulator_id(simulator: SimulatorEntry, checks: Checks, problems: list[str], notes: list[str]) -> str | None:
@@ -308,8 +418,7 @@ def _simulator_id(simulator: SimulatorEntry, checks: Checks, problems: list[str]
     return use
 
 
-def _checkpoint(item: CheckpointEntry, place: str, base_dir: Path, checks: Checks, problems: list[str],
-                notes: list[str]) -> Checkpoint | None:
+def _checkpoint(item: CheckpointEntry, place: str, specs_at: SpecsAt, problems: list[str]) -> Checkpoint | None:
     if item.assert_ is not None and item.assertion is not None:
         problems.append(f"{place}: use either 'assert' or 'assertion', not both")
         return None
@@ -318,11 +427,11 @@ def _checkpoint(item: CheckpointEntry, place: str, base_dir: Path, checks: Check
         problems.append(f"{place}: needs 'assert': what the agent's reply must satisfy to reach it")
         return None
     before = len(problems)
-    specs = _prepared_specs(written, f"{place}.{key}", base_dir, checks, problems, notes)
+    specs = specs_at(written, f"{place}.{key}")
     if len(problems) > before:
         return None
     return Checkpoint(id=item.id, assertions=specs, description=item.description, after=list(item.after or []),
-                      required=item.required is not False)
+                      required=item.required is not False, by_turn=item.by_turn)
 
 
 def _check_order(checkpoints: list[CheckpointEntry], problems: list[str]) -> None:

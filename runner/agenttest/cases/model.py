@@ -14,22 +14,65 @@ from .sources import GeneratorSource
 
 @dataclass
 class Checkpoint:
-    """What some reply of the agent must satisfy in a dynamic case, once the checkpoints in `after` are reached."""
+    """What some reply of the agent must satisfy in a conversation, once the checkpoints in `after` are reached;
+    a required one not reached by turn `by_turn` fails the case then."""
 
     id: str
     assertions: list[AssertionSpec]
     description: str | None = None
     after: list[str] = field(default_factory=list)
     required: bool = True
+    by_turn: int | None = None
+
+
+@dataclass
+class Guard:
+    """What every reply of the agent must satisfy: the first reply that breaks it fails the case at that turn."""
+
+    id: str
+    assertions: list[AssertionSpec]
+    description: str | None = None
+
+
+@dataclass
+class UserTurn:
+    """A fixed step of a conversation: the user's message (`input` as written, `messages` normalised: usually one
+    user message), what the reply to it must satisfy, and options for that request."""
+
+    input: Any
+    messages: list[dict[str, Any]]
+    assertions: list[AssertionSpec] = field(default_factory=list)
+    options: dict[str, Any] = field(default_factory=dict)
+    index: int | None = None            # its place in the case's `turns` (None: the case's top-level `input`)
+
+
+@dataclass
+class Simulate:
+    """A simulated stretch of a conversation: the simulator (or the person, with --interactive) writes up to
+    `max_turns` user turns, stopping early once checkpoint `until` is reached or it says its goal is achieved."""
+
+    max_turns: int | None = None
+    until: str | None = None
+
+
+Step = UserTurn | Simulate
 
 
 @dataclass
 class Conversation:
-    """A dynamic case's simulated user and checkpoints. `simulator` is a helper agent's id, or `scripted` to
-    replay `replies`."""
+    """A conversation case: its steps, checkpoints, guards and final assertions, and who writes the simulated turns
+    (`simulator`: a helper agent's id, `scripted` to replay `replies`, None when every turn is fixed).
 
-    simulator: str
+    Written as `turns` (`script`), every step runs and the checkpoints must be reached by the end; written the Yao
+    way (simulator + checkpoints), the steps are the case's `input` and one open simulated stretch, and the case
+    passes as soon as every required checkpoint is reached."""
+
+    simulator: str | None
     checkpoints: list[Checkpoint]
+    steps: list[Step] = field(default_factory=list)
+    script: bool = False
+    guards: list[Guard] = field(default_factory=list)
+    final: list[AssertionSpec] = field(default_factory=list)
     max_turns: int = 20
     persona: str | None = None
     goal: str | None = None
@@ -40,6 +83,26 @@ class Conversation:
     @property
     def scripted(self) -> bool:
         return self.simulator == SCRIPTED
+
+    @property
+    def simulated(self) -> bool:
+        """Whether some user turn is written by a simulator (`dynamic` mode), not only by the case (`static`)."""
+        return any(isinstance(step, Simulate) for step in self.steps)
+
+    def assertion_specs(self) -> list[AssertionSpec]:
+        """Every assertion of the conversation: its turns', checkpoints', guards' and final ones."""
+        return [*(spec for step in self.steps if isinstance(step, UserTurn) for spec in step.assertions),
+                *(spec for checkpoint in self.checkpoints for spec in checkpoint.assertions),
+                *(spec for guard in self.guards for spec in guard.assertions), *self.final]
+
+
+@dataclass(frozen=True)
+class Interactive:
+    """`interactive`: the case is written for a person at a terminal (`--skip-interactive` skips it without one),
+    who is given `timeout` seconds for each turn."""
+
+    enabled: bool = False
+    timeout: float = 300.0
 
 
 SCRIPTED = "scripted"
@@ -72,7 +135,8 @@ class Case:
     written: dict[str, Any] | str = field(default_factory=dict)   # the entry as written: its JSON text when it
                                         # came from a file (a few hundred bytes, not a tree of objects), else
                                         # the value; `raw` gives it as a value
-    conversation: Conversation | None = None           # dynamic mode
+    conversation: Conversation | None = None           # a conversation (`turns`, or simulator + checkpoints)
+    interactive: Interactive | None = None   # `interactive.enabled`: written for a person at a terminal
     source: str | None = None           # the generator input that wrote this case (`agents:…`), if any
     target: str | None = None           # the agent under test, set by the engine (from -n or the suite's path)
     agent_dir: Path | None = None       # that agent's directory, where hooks are looked up after the suite's
@@ -96,15 +160,17 @@ class Case:
         text = json.dumps(kept, sort_keys=True, ensure_ascii=False, default=str)
         return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
+    def assertion_specs(self) -> list[AssertionSpec]:
+        """Every assertion of the case, a conversation's included."""
+        return [*self.assertions, *(self.conversation.assertion_specs() if self.conversation is not None else [])]
+
     def helper_agents(self) -> list[str]:
         """The helper agents this case asks: its judges and its simulator (not `scripted`)."""
-        specs = list(self.assertions)
         ids = []
-        if self.conversation is not None:
-            specs += [spec for checkpoint in self.conversation.checkpoints for spec in checkpoint.assertions]
-            if not self.conversation.scripted:
-                ids.append(self.conversation.simulator)
-        ids += [spec.helper_agent for spec in specs if spec.helper_agent]
+        conversation = self.conversation
+        if conversation is not None and conversation.simulator and not conversation.scripted:
+            ids.append(conversation.simulator)
+        ids += [spec.helper_agent for spec in self.assertion_specs() if spec.helper_agent]
         return list(dict.fromkeys(ids))
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, WithJsonSchema, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
 from ..assertions import REGISTRY
@@ -39,6 +39,12 @@ _ASSERT_SCHEMA: dict[str, Any] = {  # completed by case_json_schema (pydantic ca
     "description": "one assertion, a list of them, or an assertion type name",
 }
 
+def _a_timeout(value: str) -> str:
+    parse_timeout(value)        # ValueError: an invalid case naming the field
+    return value
+
+
+GoTimeout = Annotated[str, AfterValidator(_a_timeout)]
 JsonInput = Annotated[Any, WithJsonSchema(_INPUT_SCHEMA)]
 JsonAssert = Annotated[Any, WithJsonSchema(_ASSERT_SCHEMA)]
 AnyJson = Annotated[Any, WithJsonSchema({})]
@@ -137,6 +143,45 @@ class CheckpointEntry(_Strict):
     assertion: JsonAssert = Field(None, description="alias of `assert`")
     after: list[str] | None = Field(None, description="checkpoint ids that must be reached first")
     required: bool | None = Field(None, description="default true; an optional checkpoint never fails the case")
+    by_turn: int | None = Field(None, ge=1, le=1000, description="a deadline: a required checkpoint not reached by "
+                                                               "this turn fails the case then")
+
+
+class GuardEntry(_Strict):
+    """One guard of a conversation: what every reply of the agent must satisfy."""
+
+    id: str = Field(min_length=1, description="unique within the case; named when the guard is broken")
+    description: str | None = None
+    assert_: JsonAssert = Field(None, alias="assert")
+    assertion: JsonAssert = Field(None, description="alias of `assert`")
+
+
+class SimulateEntry(_Strict):
+    """`simulate`: a stretch of the conversation whose user turns the case's simulator writes."""
+
+    max_turns: int | None = Field(None, ge=1, le=1000, description="at most this many user turns (default: until "
+                                                                  "the conversation's max_turns)")
+    until: str | None = Field(None, min_length=1, description="a checkpoint id: the stretch ends once it is "
+                                                              "reached")
+
+
+class TurnEntry(_Strict):
+    """One step of `turns`: a fixed user turn (`input`, with the `assert` its reply must satisfy and `options` for
+    its request), or a simulated stretch (`simulate`)."""
+
+    input: JsonInput = None
+    assert_: JsonAssert = Field(None, alias="assert")
+    assertions: JsonAssert = Field(None, description="alias of `assert`")
+    options: CaseOptions | None = Field(None, description="this turn's request options, over the case's")
+    simulate: SimulateEntry | None = None
+
+
+class InteractiveEntry(_Strict):
+    """`interactive`: the case is written for a person at a terminal."""
+
+    enabled: bool = False
+    timeout: GoTimeout | None = Field(None, description="how long to wait for each of the person's turns (Go "
+                                                        "duration; default 5m)")
 
 
 class CaseEntry(_Strict):
@@ -156,15 +201,22 @@ class CaseEntry(_Strict):
     metadata: dict[str, Any] | None = None
     skip: Annotated[Any, WithJsonSchema({"anyOf": [{"type": "boolean"}, {"type": "string"}, {"type": "null"}],
                                          "description": "true, or the reason to skip"})] = None
-    timeout: str | None = Field(None, description="Go duration: 300ms, 30s, 1m30s")
+    timeout: GoTimeout | None = Field(None, description="Go duration: 300ms, 30s, 1m30s")
     before: str | None = None
     after: str | None = None
     tags: list[str] | None = None
     simulator: SimulatorEntry | None = Field(None, description="dynamic mode: who plays the user")
     checkpoints: list[CheckpointEntry] | None = Field(None, description="dynamic mode: what the conversation "
                                                                         "must reach")
-    max_turns: int | None = Field(None, ge=1, le=1000, description="dynamic mode: turns before the case fails "
-                                                                  "(default 20)")
+    max_turns: int | None = Field(None, ge=1, le=1000, description="conversations: user turns at most (default "
+                                                                  "20)")
+    turns: list[TurnEntry] | None = Field(None, description="the conversation as steps: fixed user turns and "
+                                                            "simulated stretches, in order")
+    guards: list[GuardEntry] | None = Field(None, description="conversations: what every reply must satisfy")
+    final: JsonAssert = Field(None, description="conversations: checked once at the end, against the last reply "
+                                                "and the whole conversation")
+    interactive: InteractiveEntry | None = Field(None, description="written for a person at a terminal "
+                                                                   "(--interactive, --skip-interactive)")
 
     @field_validator("id", mode="before")
     @classmethod
@@ -180,13 +232,6 @@ class CaseEntry(_Strict):
             return value
         raise PydanticCustomError("expected", "expected true/false or a reason string, got {got}",
                                   {"got": json_type(value)})
-
-    @field_validator("timeout")
-    @classmethod
-    def _timeout_parses(cls, value: str | None) -> str | None:
-        if value is not None:
-            parse_timeout(value)
-        return value
 
     @property
     def timeout_seconds(self) -> float | None:
@@ -209,8 +254,12 @@ def case_json_schema() -> dict[str, Any]:
     forms = [one, {"type": "array", "items": one}, {"type": "string"}, {"type": "null"}]
     for key in ("assert", "assertions"):
         schema["properties"][key]["anyOf"] = forms
-    for key in ("assert", "assertion"):
-        defs["CheckpointEntry"]["properties"][key]["anyOf"] = forms
+    schema["properties"]["final"]["anyOf"] = forms
+    for model in ("CheckpointEntry", "GuardEntry"):
+        for key in ("assert", "assertion"):
+            defs[model]["properties"][key]["anyOf"] = forms
+    for key in ("assert", "assertions"):
+        defs["TurnEntry"]["properties"][key]["anyOf"] = forms
     return schema
 
 

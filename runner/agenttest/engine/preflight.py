@@ -69,12 +69,10 @@ def priced_calls(entries: list[Case | InvalidCase], target: str,
     calls: list[tuple[str, str | None]] = [(target, override)]
     for case in (e for e in entries if isinstance(e, Case)):
         calls.append((case.target or target, override or case.options.get("connector")))
-        specs = list(case.assertions)
-        if case.conversation is not None:
-            specs += [spec for checkpoint in case.conversation.checkpoints for spec in checkpoint.assertions]
-            if not case.conversation.scripted:
-                calls.append((case.conversation.simulator, case.conversation.connector))
-        calls += [(spec.helper_agent, getattr(spec.prepared, "connector", None)) for spec in specs
+        conversation = case.conversation
+        if conversation is not None and conversation.simulator is not None and not conversation.scripted:
+            calls.append((conversation.simulator, conversation.connector))
+        calls += [(spec.helper_agent, getattr(spec.prepared, "connector", None)) for spec in case.assertion_specs()
                   if spec.helper_agent]
     return list(dict.fromkeys(calls))
 

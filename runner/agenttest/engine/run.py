@@ -41,6 +41,7 @@ from .context import RequestIdentity
 from .dynamic import DynamicRunner
 from .generate import generate
 from .hooks import Hooks
+from .interactive import conversation_settings
 from .plan import build_helpers, checks_for, prepare_generators, select, shard, suite_digest
 from .preflight import budgeted, check_prices, check_writable, open_cassettes, priced_calls, refuse_leaving
 from .repeats import Repeats, Unit
@@ -227,8 +228,8 @@ def _start(config: RunConfig, suite: Suite, pool: AgentPool, meter: Meter, plan:
     services = RunServices(pool=pool, target_id=targets[0].id, context=prepared.identity, hooks=hooks,
                            timeout=config.timeout, connector=options.connector, cache=prepared.cache)
     repeats = Repeats(plan.entries, options.runs, options.min_pass_rate)
-    scheduler = _scheduler(repeats, (StandardRunner(services), DynamicRunner(services)), reporting.reporters,
-                           config)
+    runners = (StandardRunner(services), DynamicRunner(services, conversation_settings(config)))
+    scheduler = _scheduler(repeats, runners, reporting.reporters, config)
     # Cases not yet started are skipped, saying so; those in flight finish.
     meter.on_spent = lambda reason: scheduler.stop(f"not run: {reason}")
     if meter.spent:                      # the generators spent it all
@@ -272,7 +273,9 @@ def _scheduler(repeats: Repeats, runners: tuple[StandardRunner, DynamicRunner], 
 
     scheduler: Scheduler[Unit] = Scheduler(
         repeats.units, run_one=lambda unit: run_unit(unit, runners),
-        skipped=lambda unit, reason: skipped_result(unit.entry, reason), parallel=config.options.parallel,
+        skipped=lambda unit, reason: skipped_result(unit.entry, reason),
+        # one person, one conversation at a time
+        parallel=1 if config.options.interactive else config.options.parallel,
         on_start=unit_started, on_finish=unit_finished)
     return scheduler
 

@@ -25,7 +25,15 @@ from ..usage import usage_line
 from . import escape
 from .base import Report, Reporter, RunInfo
 from .escape import display_text
-from .verdicts import comparison_line, cost_line, replay_line, run_verdict, stability_class_text, stability_line
+from .verdicts import (
+    CONVERSATION_MODES,
+    comparison_line,
+    cost_line,
+    replay_line,
+    run_verdict,
+    stability_class_text,
+    stability_line,
+)
 
 WIDTH = 63
 PROGRESS_EVERY = 10.0   # seconds between `[Progress: …]` lines when not on a TTY
@@ -192,7 +200,7 @@ class ConsoleReporter(Reporter):
     def case_lines(self, result: CaseResult) -> list[str]:
         word, colour = _STATUS[result.status]
         status = f"{self._style(word, colour, bold=True)} ({format_elapsed(result.duration_ms / 1000)})"
-        dynamic = (result.metadata or {}).get("mode") == "dynamic"
+        dynamic = conversation(result)
         title = one_line(result.name, 60) if dynamic and result.name else one_line(summarize_input(result.input), 50)
         head = f"► [{one_line(result.id, 80)}] {title}".rstrip()
         repeated = _runs_note(result.stability)
@@ -211,8 +219,8 @@ class ConsoleReporter(Reporter):
             if result.output is not None and not dynamic:
                 lines.append(f"  └─ Output: {one_line(display_text(result.output), 200 if self._verbose else 500)}")
             if self._verbose:
-                for verdict in result.assertions:
-                    lines.extend(self._verdict_lines(verdict.to_dict(), "  │  "))
+                for verdict in result.assertions:       # a conversation's are its final assertions
+                    lines.extend(self._verdict_lines(verdict.to_dict(), "  │  final: " if dynamic else "  │  "))
         if unchecked(result):
             lines.append(self._style("  └─ nothing was checked: " + (
                 "a direct message has no assertion (to test the reply, write the case in a suite file with "
@@ -248,9 +256,12 @@ class ConsoleReporter(Reporter):
             for checkpoint_id in turn.get("checkpoints_reached") or []:
                 tool_note = f" (tool: {', '.join(str(t) for t in tools)})" if tools else ""
                 notes.append(f"{self._style('✓', 'green')} checkpoint: {one_line(checkpoint_id, 80)}{tool_note}")
-            if turn.get("error"):
-                notes.append(f"{self._style('✗', 'red')} {one_line(turn['error'], 200)}")
+            for key in ("failed", "error"):
+                if turn.get(key):
+                    notes.append(f"{self._style('✗', 'red')} {one_line(turn[key], 200)}")
             if self._verbose:
+                for verdict in turn.get("assertions") or []:
+                    notes.extend(line.strip() for line in self._verdict_lines(verdict, ""))
                 for checkpoint in checkpoints.values():
                     if isinstance(checkpoint, dict) and checkpoint.get("reached_at_turn") == turn.get("turn"):
                         for verdict in checkpoint.get("assertions") or []:
@@ -330,7 +341,11 @@ def _shown(path: Path, cwd: Path) -> str:
 
 def unchecked(result: CaseResult) -> bool:
     """A case that passed with nothing to check: no assertion, no `expected`, no conversation."""
-    return result.status == "passed" and not result.assertions and (result.metadata or {}).get("mode") != "dynamic"
+    return result.status == "passed" and not result.assertions and not conversation(result)
+
+
+def conversation(result: CaseResult) -> bool:
+    return (result.metadata or {}).get("mode") in CONVERSATION_MODES
 
 
 def _runs_note(stability: dict[str, Any] | None) -> str:
@@ -344,8 +359,10 @@ def _runs_note(stability: dict[str, Any] | None) -> str:
 
 def _checkpoint_tally(metadata: dict[str, Any]) -> str:
     turns = metadata.get("total_turns", 0)
-    return (f" - {turns} turn{'' if turns == 1 else 's'}, {metadata.get('checkpoints_reached', 0)}/"
-            f"{metadata.get('checkpoints_total', 0)} checkpoints")
+    tally = f" - {turns} turn{'' if turns == 1 else 's'}"
+    if metadata.get("checkpoints_total"):
+        tally += f", {metadata.get('checkpoints_reached', 0)}/{metadata['checkpoints_total']} checkpoints"
+    return tally
 
 
 def summarize_input(value: Any) -> str:

@@ -19,9 +19,11 @@ from .verdicts import (
     checkpoint_cells,
     checkpoint_rows,
     comparison_line,
+    ended,
     first_reason,
+    guard_summary,
     human_time,
-    is_dynamic,
+    is_conversation,
     is_failing,
     run_verdict,
     stability_class_text,
@@ -50,6 +52,7 @@ summary { cursor: pointer; }
 .chat .user, .chat .agent { border-radius: 8px; padding: .4rem .7rem; margin: .2rem 0; white-space: pre-wrap;
                              max-width: 80%; word-break: break-word; }
 .chat .user { background: #ddf4ff; } .chat .agent { background: #f6f8fa; margin-left: 2rem; }
+.chat .failed-turn { border-left: 4px solid #cf222e; padding-left: .6rem; }
 """
 
 
@@ -191,8 +194,8 @@ def _case(index: int, result: Mapping[str, Any], open_: bool) -> Iterator[str]:
     elif result.get("error"):
         yield f"<p><strong>{'Reason' if status == 'skipped' else 'Error'}:</strong> {html_text(result['error'])}</p>"
     conversation = transcript(dict(result), PREVIEW_CHARS)
-    if is_dynamic(dict(result)):
-        yield from _chat(result)
+    if is_conversation(dict(result)):
+        yield from _chat(index, result)
     elif conversation:
         yield f"<p><strong>Transcript</strong></p><pre>{html_text(conversation)}</pre>"
     else:
@@ -205,13 +208,23 @@ def _case(index: int, result: Mapping[str, Any], open_: bool) -> Iterator[str]:
     yield "</details>"
 
 
-def _chat(result: Mapping[str, Any]) -> Iterator[str]:
-    """A dynamic case as a chat: each turn's messages, the checkpoints it reached, then every checkpoint."""
+def _chat(index: int, result: Mapping[str, Any]) -> Iterator[str]:
+    """A conversation as a chat: why it ended and how its guards fared, each turn's messages with the checkpoints it
+    reached and the turn where it failed marked, then every checkpoint."""
     turns = [turn for turn in (result.get("metadata") or {}).get("turns") or [] if isinstance(turn, Mapping)]
+    why = ended(dict(result))
+    if why:
+        yield f'<p><strong>Ended:</strong> {html_text(why)}</p>'
+    guards = guard_summary(dict(result))
+    if guards:
+        yield f"<p><strong>Guards:</strong> {html_text(guards)}</p>"
     yield '<div class="chat">'
     for turn in turns:
+        failed = [turn[key] for key in ("failed", "error") if turn.get(key)]
         source = f" · {html_text(turn['source'])}" if turn.get("source") else ""
-        yield f'<p class="meta">Turn {html_text(turn.get("turn"))}{source}</p>'
+        yield (f'<div class="turn{" failed-turn" if failed else ""}" '
+               f'id="case-{index}-turn-{html_text(turn.get("turn"))}">')
+        yield f'<p class="meta">Turn {html_text(turn.get("turn"))}{source}{" ❌" if failed else ""}</p>'
         if turn.get("input") is not None:
             yield f'<div class="user">👤 {html_text(preview(turn["input"], 4000))}</div>'
         if "output" in turn:
@@ -223,8 +236,9 @@ def _chat(result: Mapping[str, Any]) -> Iterator[str]:
                        f'<code>{html_text(preview(call.get("arguments"), 500))}</code></p>')
         for reached in turn.get("checkpoints_reached") or []:
             yield f'<p class="passed">✅ checkpoint <code>{html_text(reached)}</code> reached</p>'
-        if turn.get("error"):
-            yield f'<p class="error">❌ {html_text(turn["error"])}</p>'
+        for problem in failed:
+            yield f'<p class="error">❌ {html_text(problem)}</p>'
+        yield "</div>"
     yield "</div>"
     rows = checkpoint_rows(dict(result))
     if rows:

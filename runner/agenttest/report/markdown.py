@@ -29,9 +29,11 @@ from .verdicts import (
     checkpoint_rows,
     comparison_line,
     cost_line,
+    ended,
     first_reason,
+    guard_summary,
     human_time,
-    is_dynamic,
+    is_conversation,
     is_failing,
     missing_checkpoints,
     never_ran,
@@ -338,7 +340,7 @@ def _failure_details(result: Mapping[str, Any], links: SourceLinks, chars: int) 
     elif result.get("error"):
         yield f"**Error:** {md_text(preview(result['error'], chars))}"
         yield ""
-    if is_dynamic(result):
+    if is_conversation(result):
         yield from _chat(result, chars)
     elif (conversation := transcript(result, chars)):
         yield "**Transcript**"
@@ -363,18 +365,27 @@ def _failure_details(result: Mapping[str, Any], links: SourceLinks, chars: int) 
 
 
 def _chat(result: Mapping[str, Any], chars: int) -> Iterator[str]:
-    """A dynamic case as a readable conversation: each turn's user and agent messages as quotes, the checkpoints
-    marked at the turn that reached them, then every checkpoint with what is missing."""
+    """A conversation as it reads: why it ended and how its guards fared, each turn's user and agent messages as
+    quotes with the checkpoints it reached and the turn where it failed marked, then every checkpoint with what is
+    missing."""
     metadata = result.get("metadata") or {}
     turns = [turn for turn in metadata.get("turns") or [] if isinstance(turn, Mapping)]
     rows = checkpoint_rows(dict(result))
-    yield (f"**Conversation** — {len(turns)} turn{'' if len(turns) == 1 else 's'}, "
-           f"{sum(1 for row in rows if row.get('reached'))} of {len(rows)} checkpoints reached")
+    tally = f"{len(turns)} turn{'' if len(turns) == 1 else 's'}"
+    if rows:
+        tally += f", {sum(1 for row in rows if row.get('reached'))} of {len(rows)} checkpoints reached"
+    why = ended(dict(result))
+    yield f"**Conversation** — {tally}" + (f" · ended: {md_text(why)}" if why else "")
     yield ""
+    guards = guard_summary(dict(result))
+    if guards:
+        yield f"🛡️ **Guards:** {md_text(guards)}"
+        yield ""
     per_turn = max(200, chars // max(1, len(turns)))
     for turn in turns:
         source = f" · {md_text(turn['source'])}" if turn.get("source") else ""
-        yield f"**Turn {md_text(turn.get('turn'))}**{source}"
+        marked = " ❌" if turn.get("failed") or turn.get("error") else ""
+        yield f"**Turn {md_text(turn.get('turn'))}**{source}{marked}"
         yield ""
         if turn.get("input") is not None:
             yield f"> 👤 {md_text(preview(turn['input'], per_turn))}"
@@ -388,8 +399,9 @@ def _chat(result: Mapping[str, Any], chars: int) -> Iterator[str]:
                 yield f"⚙️ {md_code(call.get('name'))} {md_code(preview(call.get('arguments'), 200))}  "
         for reached in turn.get("checkpoints_reached") or []:
             yield f"✅ checkpoint {md_code(reached)} reached  "
-        if turn.get("error"):
-            yield f"❌ {md_text(preview(turn['error'], 500))}  "
+        for key in ("failed", "error"):
+            if turn.get(key):
+                yield f"❌ {md_text(preview(turn[key], 500))}  "
         yield ""
     if rows:
         yield "| | Checkpoint | Required | Reached at | Why not |"

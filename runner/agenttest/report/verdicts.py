@@ -110,10 +110,15 @@ def first_reason(result: dict[str, Any]) -> str:
 
 
 def failure_type(result: dict[str, Any]) -> str:
-    """The first failed assertion's type (a failure), or the error kind (an error; `timeout` for a timeout)."""
+    """The first failed assertion's type (a failure), or the error kind (an error; `timeout` for a timeout). A
+    conversation that failed otherwise says how: `guard`, `turn`, `deadline`, else `checkpoint`."""
     if result.get("status") == "failed":
         failed = failed_assertions(result)
-        return str(failed[0].get("type")) if failed else "checkpoint" if is_dynamic(result) else "assertion"
+        if failed:
+            return str(failed[0].get("type"))
+        if not is_conversation(result):
+            return "assertion"
+        return _FAILURE_TYPES.get(str((result.get("metadata") or {}).get("termination")), "checkpoint")
     if result.get("status") == "timeout":
         return "timeout"
     return str(result.get("error_kind") or "error")
@@ -157,8 +162,42 @@ def runs_line(result: dict[str, Any]) -> str | None:
             f"{stability_class_text(stability)}{flaky}): {marks}")
 
 
-def is_dynamic(result: dict[str, Any]) -> bool:
-    return (result.get("metadata") or {}).get("mode") == "dynamic"
+CONVERSATION_MODES = ("dynamic", "static")     # a conversation's `metadata.mode`: simulated turns, or fixed ones only
+
+
+def is_conversation(result: dict[str, Any]) -> bool:
+    return (result.get("metadata") or {}).get("mode") in CONVERSATION_MODES
+
+
+_FAILURE_TYPES = {"guard_broken": "guard", "turn_failed": "turn", "deadline_missed": "deadline"}
+_ENDINGS = {"checkpoints_reached": "every required checkpoint reached", "turns_completed": "turns completed",
+            "max_turns": "max turns reached", "goal_achieved": "the user said its goal was achieved",
+            "replies_exhausted": "the scripted replies ran out", "final_failed": "a final check failed"}
+
+
+def ended(result: dict[str, Any]) -> str | None:
+    """Why a conversation ended, in a few words (`guard no_delete broken at turn 2`, `turns completed`); None for
+    a case that is no conversation, or one that ended before saying (an interrupt)."""
+    metadata = result.get("metadata") or {}
+    termination = metadata.get("termination")
+    if not isinstance(termination, str):
+        return None
+    turn = metadata.get("failed_at_turn")
+    at = f" at turn {display_text(turn)}" if turn is not None else ""
+    if termination == "guard_broken":
+        guards = metadata.get("guards") if isinstance(metadata.get("guards"), dict) else {}
+        broken = next((display_text(gid) for gid, guard in guards.items()
+                       if isinstance(guard, dict) and guard.get("broken_at_turn") is not None), None)
+        return f"guard {broken} broken{at}" if broken else f"a guard was broken{at}"
+    if termination == "deadline_missed":
+        missed = next((row for row in checkpoint_rows(result) if row.get("deadline_missed")
+                       and row.get("required", True) is not False), None)
+        if missed is not None:
+            return (f"checkpoint {display_text(missed.get('id'))} not reached by turn "
+                    f"{display_text(missed.get('by_turn'))}")
+    if termination == "turn_failed":
+        return f"turn {display_text(turn)} failed"
+    return _ENDINGS.get(termination, termination.replace("_", " ")) + at
 
 
 def checkpoint_rows(result: dict[str, Any]) -> list[dict[str, Any]]:
@@ -202,6 +241,22 @@ def why_not_reached(row: dict[str, Any], rows: list[dict[str, Any]]) -> str:
     return "never checked: the conversation ended before a reply it could check"
 
 
+def guard_summary(result: dict[str, Any]) -> str | None:
+    """`no_delete broken at turn 2 · no_canary held (2 replies)`: the guards of a conversation, or None."""
+    guards = (result.get("metadata") or {}).get("guards")
+    if not isinstance(guards, dict) or not guards:
+        return None
+    parts = []
+    for guard_id, guard in guards.items():
+        guard = guard if isinstance(guard, dict) else {}
+        if guard.get("broken_at_turn") is not None:
+            parts.append(f"✗ {display_text(guard_id)} broken at turn {display_text(guard['broken_at_turn'])}")
+        else:
+            checked = guard.get("checked") or 0
+            parts.append(f"✓ {display_text(guard_id)} held ({plural(int(checked), 'reply', 'replies')})")
+    return " · ".join(parts)
+
+
 def checkpoint_lines(result: dict[str, Any], limit: int = 300) -> list[str]:
     """`✓ greets (turn 1)`, `✗ confirm: required, not reached — why`, `○ offer: optional, not reached`."""
     lines = []
@@ -240,11 +295,14 @@ def tool_call_lines(result: dict[str, Any], limit: int = 300) -> list[str]:
 def transcript(result: dict[str, Any], limit: int = PREVIEW_CHARS) -> str | None:
     """The conversation of a multi-turn case (dynamic turns, or a message-list input and the reply), else None."""
     turns = (result.get("metadata") or {}).get("turns")
-    if isinstance(turns, list) and (turns or is_dynamic(result)):
+    if isinstance(turns, list) and (turns or is_conversation(result)):
         lines = _turn_lines(turns, limit)
         checkpoints = checkpoint_lines(result)
         if checkpoints:
             lines += ["── checkpoints", *(f"  {line}" for line in checkpoints)]
+        why = ended(result)
+        if why:
+            lines.append(f"── ended: {why}")
         return "\n".join(lines)
     messages = result.get("input")
     if isinstance(messages, list) and len(messages) > 1 and all(isinstance(m, dict) for m in messages):
@@ -271,6 +329,8 @@ def _turn_lines(turns: Iterable[Any], limit: int) -> list[str]:
         lines.extend(f"  → {c.get('name')}({one_line(c.get('arguments'), 300)})" for c in calls if isinstance(c, dict))
         for reached in turn.get("checkpoints_reached") or []:
             lines.append(f"  ✓ checkpoint reached: {display_text(reached)}")
+        if turn.get("failed"):
+            lines.append(f"  ✗ {preview(turn['failed'], limit)}")
         if turn.get("error"):
             lines.append(f"  error: {preview(turn['error'], limit)}")
     return lines
@@ -285,6 +345,9 @@ def failure_body(result: dict[str, Any], limit: int = PREVIEW_CHARS, path: str |
         parts.append("Assertions:\n" + "\n".join(f"  {line}" for line in verdicts))
     elif result.get("error"):
         parts.append(f"Error: {preview(result['error'], limit)}")
+    why = ended(result)
+    if why:
+        parts.append(f"Ended: {why}")
     checkpoints = checkpoint_lines(result)
     if checkpoints:
         parts.append("Checkpoints:\n" + "\n".join(f"  {line}" for line in checkpoints))
