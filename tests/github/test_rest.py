@@ -28,6 +28,8 @@ from fakes.github_api import (
     too_many_requests,
     zip_of,
 )
+from fakes.raw_server import RawServer, cut_body
+from fakes.server import ScriptedServer, json_reply, slow
 
 from .conftest import Waits
 
@@ -94,7 +96,8 @@ def test_the_artifact_download_reaches_storage_without_the_token(github_api: Fak
 def test_a_download_url_on_another_host_gets_no_request(github_api: FakeGitHub, client: Client) -> None:
     error = failure(client(), lambda c: c.download("https://elsewhere.example/repos/o/r/actions/artifacts/1/zip",
                                                    limit=1 << 20))
-    assert error.kind == "bad_reply" and "another host" in error.message
+    assert error.kind == "bad_reply" and error.message == \
+        "GET /repos/o/r/actions/artifacts/1/zip: the download URL is not the API's (https://elsewhere.example)"
     assert github_api.requests == []
 
 
@@ -182,6 +185,37 @@ def test_a_refused_connection_is_a_network_error(client: Client, waits: Waits) -
     assert error.kind == "network" and error.status is None
     assert error.message == (f"GET {COMMENTS}: cannot connect to http://127.0.0.1:{port}: Connection refused")
     assert waits.seconds == [2.0, 4.0, 8.0]
+
+
+def test_a_server_that_does_not_answer_is_a_network_error(client: Client, waits: Waits,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(rest, "REQUEST_TIMEOUT", 0.2)
+    monkeypatch.setattr(rest, "RETRIES", 1)
+    with ScriptedServer("/{tail:.*}", default=slow(60, json_reply([]))) as silent:
+        error = failure(client(api_url=silent.url()), lambda c: c.get(COMMENTS))
+    assert (error.kind, error.message) == ("network", f"GET {COMMENTS}: no reply within 0.2s")
+    assert waits.seconds == [2.0] and silent.methods == ["GET", "GET"]
+
+
+def test_a_reply_cut_short_is_a_network_error(client: Client, waits: Waits) -> None:
+    with RawServer(cut_body(b'[{"id": 1', announced=500)) as cutting:
+        error = failure(client(api_url=cutting.url()), lambda c: c.get(COMMENTS))
+    assert error.kind == "network"
+    assert error.message == f"GET {COMMENTS}: the reply from {cutting.url()} was cut off"
+
+
+@pytest.mark.parametrize(("location", "said"), [
+    ("ftp://storage.example/blob", "redirected to a ftp URL, not http(s)"),
+    ("http://[::1", "'http://[::1' is no URL"),
+])
+def test_a_redirect_to_no_storage_is_a_bad_reply(github_api: FakeGitHub, client: Client, location: str,
+                                                said: str) -> None:
+    github_api.add_artifact(github_api.add_run(), zip_of({"report.json": "{}"}))
+    github_api.inject(Fault(302, headers={"Location": location}, path="/zip$"))
+    url = f"{github_api.api_url}/repos/{REPOSITORY}/actions/artifacts/11/zip"
+    error = failure(client(), lambda c: c.download(url, limit=1 << 20))
+    assert error.kind == "bad_reply" and said in error.message
+    assert github_api.calls(server="storage") == []
 
 
 def test_a_reply_that_is_not_json_is_a_bad_reply(github_api: FakeGitHub, client: Client) -> None:

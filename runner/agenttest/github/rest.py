@@ -148,7 +148,7 @@ class GitHubClient:
             following = next_link(headers.get("Link"))
             if following is None:
                 return
-            url = str(URL(url).join(URL(following)))
+            url = str(_parsed_url(url, what).join(_parsed_url(following, what)))
             if URL(url).origin() != self._origin:       # the token goes to the API's origin, nowhere else
                 raise GitHubError("bad_reply", f"{what}: the next page is on another host ({URL(url).origin()})")
         raise GitHubError("bad_reply", f"{what}: more than {MAX_PAGES} pages")
@@ -156,17 +156,20 @@ class GitHubClient:
     async def download(self, url: str, *, limit: int) -> bytes:
         """An artifact's archive: the API answers with a redirect to storage (valid for a minute), which is
         fetched without the token (GitHub's own client does the same); at most `limit` bytes."""
-        target = URL(url)
+        target = _parsed_url(url, "the artifact download")
         what = f"GET {target.path}"
-        if target.origin() != self._origin:
-            raise GitHubError("bad_reply", f"{what}: the download URL is on another host ({target.origin()})")
+        if not target.is_absolute() or target.origin() != self._origin:    # the token goes nowhere else
+            elsewhere = target.origin() if target.is_absolute() else "no host"
+            raise GitHubError("bad_reply", f"{what}: the download URL is not the API's ({elsewhere})")
         status, headers, data = await self._send("GET", url, what, ok=(200, 302), limit=limit)
         if status == 200:           # served directly, as GitHub Enterprise Server may
             return data
         location = headers.get("Location")
         if not location:
             raise GitHubError("bad_reply", f"{what}: HTTP 302 without a Location")
-        storage = target.join(URL(location))
+        storage = target.join(_parsed_url(location, f"{what}: its Location"))
+        if storage.scheme not in ("http", "https"):
+            raise GitHubError("bad_reply", f"{what}: redirected to a {storage.scheme or 'relative'} URL, not http(s)")
         shown = f"{storage.origin()}{storage.path}"     # the query is the storage's signature: a credential
         _, _, data = await self._send("GET", str(storage), f"the artifact download from {shown}", limit=limit,
                                       api=False)
@@ -331,6 +334,14 @@ def _status_error(what: str, status: int, headers: Mapping[str, str], data: byte
     else:
         kind = {401: "unauthorized", 403: "forbidden", 404: "not_found", 410: "gone"}.get(status, "invalid")
     return GitHubError(kind, message, status)
+
+
+def _parsed_url(text: str, what: str) -> URL:
+    """A URL GitHub gave (a next page, a download, a redirect), or GitHubError when it is none."""
+    try:
+        return URL(text)
+    except (ValueError, TypeError):
+        raise GitHubError("bad_reply", f"{what}: {one_line(text, 100)!r} is no URL") from None
 
 
 def _proxy(url: URL) -> tuple[URL | None, aiohttp.BasicAuth | None]:
