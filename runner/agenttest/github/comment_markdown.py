@@ -19,7 +19,7 @@ from typing import Any
 
 from ..analysis import case_key
 from ..hints import plural
-from ..report.escape import md_code, md_text, one_line, to_text
+from ..report.escape import md_code, md_text, one_line
 from ..report.github import SourceLinks
 from ..report.markdown import (
     _case_link,
@@ -117,7 +117,7 @@ def _regressions(report: Mapping[str, Any], results: list[Mapping[str, Any]], li
     yield ""
     for entry in entries[:rows]:
         result = by_key.get(case_key(entry), entry)
-        status = to_text(result.get("status"))
+        status = str(result.get("status") or "")
         evidence = f"passed in the baseline, now {STATUS_ICONS.get(status, '')} {md_text(status)}"
         reason = first_reason(dict(result))
         if reason and reason != status:
