@@ -65,11 +65,14 @@ def test_pages_follow_the_link_header_as_given(github_api: FakeGitHub, client: C
         f"/repos/{REPOSITORY}/issues/7/comments", f"/repositories/{REPOSITORY_ID}/issues/7/comments"]
 
 
-def test_a_next_page_on_another_host_is_not_followed(github_api: FakeGitHub, client: Client) -> None:
+@pytest.mark.parametrize("link", ["https://elsewhere.example/steal?page=2", "//elsewhere.example/steal",
+                                  "mailto:steal@elsewhere.example"])
+def test_a_next_page_off_the_api_is_not_followed(github_api: FakeGitHub, client: Client, link: str) -> None:
     """The token goes to the API's origin only, whatever a Link header says."""
-    github_api.inject(Fault(200, [], headers={"Link": '<https://elsewhere.example/steal?page=2>; rel="next"'}))
+    github_api.inject(Fault(200, [], headers={"Link": f'<{link}>; rel="next"'}))
     error = failure(client(), every_page)
-    assert error.kind == "bad_reply" and "another host (https://elsewhere.example)" in error.message
+    assert error.kind == "bad_reply"
+    assert error.message == f"GET {COMMENTS}: the next page is not on the API's host ({link})"
     assert len(github_api.calls()) == 1
 
 

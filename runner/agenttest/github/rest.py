@@ -132,26 +132,25 @@ class GitHubClient:
     async def delete(self, path: str) -> None:
         await self._send("DELETE", self.api_url + path, f"DELETE {path}")
 
-    async def pages(self, path: str, params: Mapping[str, str | int] | None = None,
-                    key: str | None = None) -> AsyncIterator[list[Any]]:
-        """Each page's items (the reply itself, or its `key` field), following `Link: <…>; rel="next"` as given:
-        GitHub's next links name the repository by id (`/repositories/42/…`), not as the first request did."""
-        url, what = self.api_url + path, f"GET {path}"
+    async def pages(self, path: str, params: Mapping[str, str | int] | None = None) -> AsyncIterator[list[Any]]:
+        """Each page of a list, following `Link: <…>; rel="next"` as given: GitHub's next links name the
+        repository by id (`/repositories/42/…`), not as the first request did."""
+        url = self.api_url + path
         for page in range(1, MAX_PAGES + 1):
-            _, headers, data = await self._send("GET", url, what if page == 1 else f"{what} (page {page})",
-                                                params=params if page == 1 else None)
-            payload = _json(data, what)
-            items = payload.get(key) if key is not None and isinstance(payload, dict) else payload
+            what = f"GET {path}" + (f" (page {page})" if page > 1 else "")
+            _, headers, data = await self._send("GET", url, what, params=params if page == 1 else None)
+            items = _json(data, what)
             if not isinstance(items, list):
-                raise GitHubError("bad_reply", f"{what}: unexpected reply (no list{f' {key!r}' if key else ''})")
+                raise GitHubError("bad_reply", f"{what}: unexpected reply (no list)")
             yield items
             following = next_link(headers.get("Link"))
             if following is None:
                 return
-            url = str(_parsed_url(url, what).join(_parsed_url(following, what)))
-            if URL(url).origin() != self._origin:       # the token goes to the API's origin, nowhere else
-                raise GitHubError("bad_reply", f"{what}: the next page is on another host ({URL(url).origin()})")
-        raise GitHubError("bad_reply", f"{what}: more than {MAX_PAGES} pages")
+            following_url = _parsed_url(url, what).join(_parsed_url(following, what))
+            if not following_url.is_absolute() or following_url.origin() != self._origin:  # the token stays home
+                raise GitHubError("bad_reply", f"{what}: the next page is not on the API's host ({following})")
+            url = str(following_url)
+        raise GitHubError("bad_reply", f"GET {path}: more than {MAX_PAGES} pages")
 
     async def download(self, url: str, *, limit: int) -> bytes:
         """An artifact's archive: the API answers with a redirect to storage (valid for a minute), which is
