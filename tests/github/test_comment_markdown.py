@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from agenttest.github.baseline import Baseline
-from agenttest.github.comment import BYTE_LIMIT, COMMENT_LIMIT, MARKER_ROOM
+from agenttest.github.comment import BYTE_LIMIT, COMMENT_LIMIT, MARKER_ROOM, RunStamp, marker
 from agenttest.github.comment_markdown import CommentLinks, render_comment
 from agenttest.report.github import SourceLinks
 from agenttest.results import CaseResult
@@ -87,6 +87,8 @@ def test_the_comment_says_what_a_reviewer_needs(links: CommentLinks) -> None:
     assert f'<li><a href="{blob}/b.jsonl#L7">wobbly</a> — 2 of 3 runs passed (66.67%)</li>' in html
     assert f'<a href="{RUN}">Workflow run</a> · <a href="{RUN}/artifacts/11">Artifacts</a> · agenttest 0.1.0' in html
     assert html.count("<details>") == html.count("</details>") == 3
+    posted = gfm(f"{marker('default', RunStamp(77, 1, '2027-01-15T08:00:00Z'))}\n{text}")
+    assert posted.startswith("<!-- agenttest:comment key=default run=77.1 at=2027-01-15T08:00:00Z -->\n<h2>")
 
 
 def test_the_evidence_of_a_regression_run_several_times() -> None:
