@@ -14,7 +14,7 @@ import pytest
 from agenttest.github.baseline import Baseline
 from agenttest.github.comment import BYTE_LIMIT, COMMENT_LIMIT, MARKER_ROOM, RunStamp, marker
 from agenttest.github.comment_markdown import CommentLinks, render_comment
-from agenttest.report.github import SourceLinks
+from agenttest.github.links import SourceLinks
 from agenttest.results import CaseResult
 from agenttest.usage import Usage
 from report.conftest import hostile_result, make_report, mixed_results

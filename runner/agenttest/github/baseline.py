@@ -197,7 +197,7 @@ def report_entry(archive: bytes, limit: int | None = None) -> bytes:
 def _checked(content: bytes) -> dict[str, Any]:
     """report.json checked as `--baseline FILE` checks it (every field a comparison reads, not a shard's report);
     through a private temporary file, the one thing `load_baseline` reads."""
-    from ..engine.run import load_baseline  # the whole engine, imported only when a baseline is fetched
+    from ..report.reporting import load_baseline  # imported only when a baseline is fetched
 
     with tempfile.TemporaryDirectory(prefix="agenttest-baseline-") as directory:
         path = Path(directory) / "report.json"

@@ -20,7 +20,6 @@ from typing import Any
 from ..analysis import case_key
 from ..hints import plural
 from ..report.escape import md_code, md_text, one_line
-from ..report.github import SourceLinks
 from ..report.markdown import (
     _case_link,
     _comparison,
@@ -33,6 +32,7 @@ from ..report.markdown import (
 from ..report.verdicts import STATUS_ICONS, first_reason, is_failing, runs_line, stability_rows
 from .baseline import Baseline
 from .comment import BYTE_LIMIT, COMMENT_LIMIT, MARKER_ROOM
+from .links import SourceLinks
 
 
 @dataclass(frozen=True)
