@@ -19,6 +19,7 @@ from agenttest.statistics import (
     fisher_one_sided,
     format_p_value,
     is_regression,
+    kappa_strength,
     runs_to_detect_collapse,
     smallest_p_value,
     stopping_reason,
@@ -282,6 +283,12 @@ def test_kappa_matches_published_examples() -> None:
     assert _table(20, 5, 10, 15).kappa == pytest.approx(0.4)
     assert _table(45, 15, 25, 15).kappa == pytest.approx(0.1304, abs=5e-5)
     assert _table(25, 35, 5, 35).kappa == pytest.approx(0.2593, abs=5e-5)
+
+
+def test_kappa_reads_in_landis_and_kochs_words() -> None:
+    assert [kappa_strength(k) for k in (-0.1, 0.0, 0.2, 0.21, 0.4, 0.5, 0.6, 0.61, 0.8, 0.81, 1.0)] == [
+        "poor", "slight", "slight", "fair", "fair", "moderate", "moderate", "substantial", "substantial",
+        "almost perfect", "almost perfect"]
 
 
 def test_a_judge_that_passes_everything_is_no_better_than_the_majority_label() -> None:

@@ -298,6 +298,16 @@ class Agreement:
         return float((observed - chance) / (1 - chance))
 
 
+def kappa_strength(kappa: float) -> str:
+    """Landis & Koch's (1977) words for a κ: `poor` below 0, then `slight`, `fair`, `moderate`, `substantial` and
+    `almost perfect` from 0, 0.21, 0.41, 0.61 and 0.81 — a convention, not a test, but the one readers know."""
+    for bound, word in ((0.8, "almost perfect"), (0.6, "substantial"), (0.4, "moderate"), (0.2, "fair"),
+                        (0.0, "slight")):
+        if kappa > bound or (bound == 0.0 and kappa == 0.0):
+            return word
+    return "poor"
+
+
 # -- helpers -----------------------------------------------------------------------------------------------------
 
 def _z(confidence: float) -> float:

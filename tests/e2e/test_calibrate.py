@@ -103,7 +103,7 @@ def test_the_table_of_a_judge_whose_agreement_is_known(
         f"accuracy 0.70 [{low:.2f}, {high:.2f}] 7 of 10 agree with their label",
         "true-positive rate 0.80 [0.38, 0.96] 4 of 5 labelled pass, judged pass",
         "true-negative rate 0.60 [0.23, 0.88] 3 of 5 labelled fail, judged fail",
-        "Cohen's κ 0.40 agreement beyond chance", "majority baseline 0.50 always pass: 5 of 10"]
+        "Cohen's κ 0.40 fair agreement beyond chance", "majority baseline 0.50 always pass: 5 of 10"]
     assert "Written: calibration.json" in lines
 
 

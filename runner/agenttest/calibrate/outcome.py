@@ -9,7 +9,7 @@ from typing import Any
 from ..errors import EXIT_FAILED, EXIT_OK, UsageError
 from ..hints import plural
 from ..report.escape import one_line
-from ..statistics import CONFIDENCE, Agreement, Proportion
+from ..statistics import CONFIDENCE, Agreement, Proportion, kappa_strength
 from ..usage import Usage, usage_line
 from .labels import Invalid, Labelled
 
@@ -156,7 +156,8 @@ def table(calibration: Calibration) -> list[str]:
             f"{note}" for name, figure, note in rows]
     kappa = agreement.kappa
     out.append(f"  {KAPPA:<20}{_rate(kappa):>6}  {'':<14}  " + (
-        "agreement beyond chance" if kappa is not None else f"undefined: {_why_no_kappa(agreement)}"))
+        f"{kappa_strength(kappa)} agreement beyond chance" if kappa is not None
+        else f"undefined: {_why_no_kappa(agreement)}"))
     baseline = agreement.majority_baseline
     out.append(f"  {'majority baseline':<20}{_rate(baseline.rate):>6}  {'':<14}  always "
                f"{_word(agreement.majority_label)}: {baseline.successes} of {baseline.trials}")
