@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from agenttest.statistics import wilson_interval
-from e2e.conftest import Project, Run
+from e2e.conftest import Project, Run, helper_server
 from e2e.test_judges import BRAIN_KEY, CONFIG, ECHO, run
 from e2e.test_untrusted import log_of, ours
 from fakes.helper_brain import HelperBrain
@@ -23,18 +22,16 @@ from report.test_annotations import commands_the_runner_would_run
 
 @pytest.fixture
 def brain() -> Iterator[tuple[HelperBrain, FakeOpenAI]]:
-    helper = HelperBrain()
-    with FakeOpenAI(default=helper) as server:
-        yield helper, server
-    assert server.invalid == [], "requests the real API would reject"
+    with helper_server() as pair:
+        yield pair
 
 
 @pytest.fixture
-def project(tmp_path: Path) -> Project:
-    proj = Project(tmp_path)
-    proj.write("agenttest.yaml", CONFIG)
-    proj.write("echo_agent.py", ECHO)
-    return proj
+def project(project: Project) -> Project:
+    """The end-to-end project with the judges' tests' agenttest.yaml: built-in judges on the brain server."""
+    project.write("agenttest.yaml", CONFIG)
+    project.write("echo_agent.py", ECHO)
+    return project
 
 
 def labelled(line_id: str, output: str, criteria: str, label: bool, **more: Any) -> dict[str, Any]:
@@ -206,8 +203,9 @@ def test_a_dead_judge_judges_nothing_and_fails_every_bar(project: Project,
                for line in data["results"])
     assert data["shortfalls"] == [
         "Cohen's κ is undefined (no line was judged), so it cannot reach --min-kappa 0.6",
-        "no line was judged, so the accuracy cannot reach --min-accuracy 0.8"]
-    assert "✗ no line was judged, so the accuracy cannot reach --min-accuracy 0.8" in done.stdout.splitlines()
+        "the accuracy is undefined (no line was judged), so it cannot reach --min-accuracy 0.8"]
+    assert "✗ the accuracy is undefined (no line was judged), so it cannot reach --min-accuracy 0.8" in \
+        done.stdout.splitlines()
 
 
 @pytest.mark.parametrize(("bars", "code", "said"), [

@@ -90,22 +90,17 @@ class Calibration:
         return [j for j in self.judged if j.skipped is not None]
 
     def shortfalls(self) -> list[str]:
-        """Why the judge falls below the bars (empty when it clears them, or none was set)."""
-        found = []
+        """Why the judge falls below the bars (empty when it clears them, or none was set). A figure that is
+        undefined (no line judged; κ of labels and verdicts all of one kind) reaches no bar."""
         agreement = self.agreement
-        kappa, accuracy = agreement.kappa, agreement.accuracy.rate
-        if self.bars.min_kappa is not None:
-            if kappa is None:
-                found.append(f"Cohen's κ is undefined ({_why_no_kappa(agreement)}), so it cannot reach "
-                             f"--min-kappa {self.bars.min_kappa:g}")
-            elif kappa < self.bars.min_kappa:
-                found.append(f"Cohen's κ {kappa:.2f} is below --min-kappa {self.bars.min_kappa:g}")
-        if self.bars.min_accuracy is not None:
-            if accuracy is None:
-                found.append(f"no line was judged, so the accuracy cannot reach --min-accuracy "
-                             f"{self.bars.min_accuracy:g}")
-            elif accuracy < self.bars.min_accuracy:
-                found.append(f"the accuracy {accuracy:.2f} is below --min-accuracy {self.bars.min_accuracy:g}")
+        found = []
+        for name, value, flag, bar in ((KAPPA, agreement.kappa, "--min-kappa", self.bars.min_kappa),
+                                       ("the accuracy", agreement.accuracy.rate, "--min-accuracy",
+                                        self.bars.min_accuracy)):
+            if bar is not None and value is None:
+                found.append(f"{name} is undefined ({_why_undefined(agreement)}), so it cannot reach {flag} {bar:g}")
+            elif bar is not None and value is not None and value < bar:
+                found.append(f"{name} {value:.2f} is below {flag} {bar:g}")
         return found
 
     @property
@@ -157,13 +152,13 @@ def table(calibration: Calibration) -> list[str]:
     kappa = agreement.kappa
     out.append(f"  {KAPPA:<20}{_rate(kappa):>6}  {'':<14}  " + (
         f"{kappa_strength(kappa)} agreement beyond chance" if kappa is not None
-        else f"undefined: {_why_no_kappa(agreement)}"))
+        else f"undefined: {_why_undefined(agreement)}"))
     baseline = agreement.majority_baseline
     out.append(f"  {'majority baseline':<20}{_rate(baseline.rate):>6}  {'':<14}  always "
                f"{_word(agreement.majority_label)}: {baseline.successes} of {baseline.trials}")
-    holes = [plural(count, what) for count, what in ((len(calibration.errors), "judge error"),
-                                                     (len(calibration.skipped), "line not asked"),
-                                                     (len(calibration.invalid), "invalid line")) if count]
+    holes = [plural(count, *words) for count, words in (
+        (len(calibration.errors), ("judge error",)), (len(calibration.skipped), ("line not asked", "lines not asked")),
+        (len(calibration.invalid), ("invalid line",))) if count]
     if holes:
         out.append(f"  not counted above: {', '.join(holes)}")
     if calibration.usage.roles:
@@ -219,7 +214,7 @@ def _votes(judged: Judged) -> str:
     return f" ({votes['passed']} of {votes['passed'] + votes['failed']} samples passed)" if votes else ""
 
 
-def _why_no_kappa(agreement: Agreement) -> str:
+def _why_undefined(agreement: Agreement) -> str:
     if not agreement.total:
         return "no line was judged"
     return f"every label and every verdict is {_word(agreement.majority_label)}: label lines of both kinds"
