@@ -191,6 +191,17 @@ def test_judge_faults_are_counted_apart_never_as_disagreements(
     assert "✗ not every line was judged: the figures are of the others" in lines
 
 
+def test_a_judge_slower_than_the_timeout_is_a_judge_error_of_its_line(
+        project: Project, brain: tuple[HelperBrain, FakeOpenAI]) -> None:
+    # The judge never answers within the test: that the command ends at all is the line's timeout cutting the call.
+    project.suite("labels.jsonl", KNOWN[0], labelled("slow", "x", "[judge:slow=100000] 'x'", True))
+    done = calibrate(project, brain[1], "--timeout", "500ms", "-o", "calibration.json")
+    assert done.code == 1, done.stdout + done.stderr
+    data = figures(project)
+    assert (data["judged"], data["judge_errors"]) == (1, 1)
+    assert data["results"][1]["error"] == "timeout after 500ms waiting for the judge"
+
+
 def test_a_dead_judge_judges_nothing_and_fails_every_bar(project: Project,
                                                          brain: tuple[HelperBrain, FakeOpenAI]) -> None:
     project.suite("labels.jsonl", *KNOWN[:3])
