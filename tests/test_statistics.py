@@ -7,7 +7,7 @@ import math
 from fractions import Fraction
 
 import pytest
-from hypothesis import assume, given
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
@@ -27,6 +27,9 @@ from agenttest.statistics import (
     wilson_interval,
 )
 
+# No deadline: what these check is right answers, on machines that other work shares (speed is not asserted).
+UNTIMED = settings(deadline=None)
+
 
 @st.composite
 def proportions(draw: st.DrawFn, most: int = 40, least: int = 1) -> Proportion:
@@ -43,12 +46,14 @@ def test_wilson_matches_newcombes_published_intervals(successes: int, trials: in
     assert wilson_interval(successes, trials) == pytest.approx((low, high), abs=5e-5)
 
 
+@UNTIMED
 @given(proportions(), st.sampled_from([0.8, 0.9, 0.95, 0.99]))
 def test_wilson_matches_scipy(side: Proportion, confidence: float) -> None:
     expected = stats.binomtest(side.successes, side.trials).proportion_ci(confidence, method="wilson")
     assert side.interval(confidence) == pytest.approx((expected.low, expected.high), abs=1e-12)
 
 
+@UNTIMED
 @given(proportions(most=1000))
 def test_the_interval_holds_the_point_estimate_inside_zero_and_one(side: Proportion) -> None:
     low, high = side.interval()
@@ -76,6 +81,7 @@ def test_fisher_matches_the_lady_tasting_tea_and_the_specs_examples() -> None:
     assert fisher_one_sided(Proportion(2, 5), Proportion(4, 5)) == pytest.approx(246 / 252)   # a rise
 
 
+@UNTIMED
 @given(proportions(), proportions())
 def test_fisher_matches_scipy(baseline: Proportion, current: Proportion) -> None:
     table = [[baseline.successes, baseline.trials - baseline.successes],
@@ -84,6 +90,7 @@ def test_fisher_matches_scipy(baseline: Proportion, current: Proportion) -> None
     assert fisher_one_sided(baseline, current) == pytest.approx(expected, rel=1e-9)
 
 
+@UNTIMED
 @given(proportions(), proportions())
 def test_fewer_current_passes_are_never_less_significant(baseline: Proportion, current: Proportion) -> None:
     assume(current.successes > 0)
@@ -107,6 +114,7 @@ def test_bh_rejects_the_four_of_the_papers_example() -> None:
 p_value_lists = st.lists(st.floats(0.0, 1.0), max_size=60)
 
 
+@UNTIMED
 @given(p_value_lists)
 def test_bh_matches_scipy(p_values: list[float]) -> None:
     assume(p_values)
@@ -114,6 +122,7 @@ def test_bh_matches_scipy(p_values: list[float]) -> None:
     assert benjamini_hochberg(p_values) == pytest.approx(list(expected), rel=1e-12, abs=1e-300)
 
 
+@UNTIMED
 @given(p_value_lists)
 def test_bh_is_monotone_never_below_the_p_values_and_at_most_one(p_values: list[float]) -> None:
     adjusted = benjamini_hochberg(p_values)
@@ -123,6 +132,7 @@ def test_bh_is_monotone_never_below_the_p_values_and_at_most_one(p_values: list[
         assert adjusted[i] <= adjusted[j]
 
 
+@UNTIMED
 @given(p_value_lists, st.floats(0.0, 1.0))
 def test_a_smaller_p_value_never_unrejects_another(p_values: list[float], lower: float) -> None:
     assume(p_values)
@@ -190,6 +200,7 @@ def test_among_many_noisy_drops_a_collapse_needs_more_runs() -> None:
     assert runs == 6 and [key for key, test in enough.items() if test.regression] == ["collapsed"]
 
 
+@UNTIMED
 @given(st.integers(1, 50), st.integers(1, 50),
        st.dictionaries(st.text(min_size=1, max_size=3), st.tuples(proportions(), proportions()), max_size=30),
        st.sampled_from([0.001, 0.01, 0.05, 0.1, 0.5]))
@@ -207,6 +218,7 @@ def test_a_case_always_passing_on_both_sides_is_never_a_regression(
             assert not test.regression and test.adjusted is None
 
 
+@UNTIMED
 @given(st.dictionaries(st.integers(0, 99), st.tuples(proportions(), proportions()), max_size=30))
 def test_a_regression_stays_one_when_its_own_drop_deepens(pairs: dict[int, tuple[Proportion, Proportion]]) -> None:
     tests = drop_tests(pairs)
@@ -247,6 +259,7 @@ def test_curtailment_stops_when_the_runs_left_cannot_change_the_verdict() -> Non
     assert stopping_reason(2, 4, 0.5, most=10) is None
 
 
+@UNTIMED
 @given(st.integers(1, 30), st.integers(1, 30), st.integers(1, 100), st.data())
 def test_a_case_stops_by_its_limit_and_its_verdict_when_it_stops_is_the_final_one(
         most: int, first: int, percent: int, data: st.DataObject) -> None:
@@ -300,6 +313,7 @@ def test_a_judge_that_passes_everything_is_no_better_than_the_majority_label() -
     assert Agreement().kappa is None and Agreement().accuracy.rate is None
 
 
+@UNTIMED
 @given(st.lists(st.tuples(st.booleans(), st.booleans()), max_size=200))
 def test_kappa_is_at_most_one_and_one_only_for_perfect_agreement(pairs: list[tuple[bool, bool]]) -> None:
     agreement = Agreement.of(pairs)
