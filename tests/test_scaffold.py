@@ -105,6 +105,8 @@ def test_the_scaffolded_labels_calibrate_the_scaffolded_judge(tmp_path: Path) ->
     assert (figures["judge"], figures["judged"], figures["kappa"]) == ("workers.test.validator", 6, 0.0)
     assert figures["confusion"] == {"true_positives": 3, "false_negatives": 0, "false_positives": 3,
                                     "true_negatives": 0}
+    assert " ".join(next(line for line in done.stdout.splitlines() if "κ" in line).split()) == (
+        "Cohen's κ 0.00 no agreement beyond chance")
     suite = run_cli("validate", "-i", "tests/", cwd=root, env={"OPENAI_API_KEY": ""})
     assert suite.stdout.strip() == "3 valid, 0 invalid in 1 file"       # the labels are no suite of tests/
 

@@ -300,7 +300,7 @@ def test_kappa_matches_published_examples() -> None:
 
 def test_kappa_reads_in_landis_and_kochs_words() -> None:
     assert [kappa_strength(k) for k in (-0.1, 0.0, 0.2, 0.21, 0.4, 0.5, 0.6, 0.61, 0.8, 0.81, 1.0)] == [
-        "poor", "slight", "slight", "fair", "fair", "moderate", "moderate", "substantial", "substantial",
+        "none", "none", "slight", "fair", "fair", "moderate", "moderate", "substantial", "substantial",
         "almost perfect", "almost perfect"]
 
 

@@ -299,13 +299,14 @@ class Agreement:
 
 
 def kappa_strength(kappa: float) -> str:
-    """Landis & Koch's (1977) words for a κ: `poor` below 0, then `slight`, `fair`, `moderate`, `substantial` and
-    `almost perfect` from 0, 0.21, 0.41, 0.61 and 0.81 — a convention, not a test, but the one readers know."""
+    """A κ in words, after Landis & Koch (1977): `none` at or below 0 (no agreement beyond chance; their `poor`
+    below it), then `slight` up to 0.20, `fair` to 0.40, `moderate` to 0.60, `substantial` to 0.80, and `almost
+    perfect` — a convention, not a test, but the one readers know."""
     for bound, word in ((0.8, "almost perfect"), (0.6, "substantial"), (0.4, "moderate"), (0.2, "fair"),
                         (0.0, "slight")):
-        if kappa > bound or (bound == 0.0 and kappa == 0.0):
+        if kappa > bound:
             return word
-    return "poor"
+    return "none"
 
 
 # -- helpers -----------------------------------------------------------------------------------------------------

@@ -150,9 +150,7 @@ def table(calibration: Calibration) -> list[str]:
     out += [f"  {name:<20}{_rate(figure.rate):>6}  {_interval(figure):<14}  {figure.successes} of {figure.trials} "
             f"{note}" for name, figure, note in rows]
     kappa = agreement.kappa
-    out.append(f"  {KAPPA:<20}{_rate(kappa):>6}  {'':<14}  " + (
-        f"{kappa_strength(kappa)} agreement beyond chance" if kappa is not None
-        else f"undefined: {_why_undefined(agreement)}"))
+    out.append(f"  {KAPPA:<20}{_rate(kappa):>6}  {'':<14}  {_kappa_words(agreement)}")
     baseline = agreement.majority_baseline
     out.append(f"  {'majority baseline':<20}{_rate(baseline.rate):>6}  {'':<14}  always "
                f"{_word(agreement.majority_label)}: {baseline.successes} of {baseline.trials}")
@@ -212,6 +210,14 @@ def _word(verdict: bool | None) -> str:
 def _votes(judged: Judged) -> str:
     votes = judged.votes
     return f" ({votes['passed']} of {votes['passed'] + votes['failed']} samples passed)" if votes else ""
+
+
+def _kappa_words(agreement: Agreement) -> str:
+    kappa = agreement.kappa
+    if kappa is None:
+        return f"undefined: {_why_undefined(agreement)}"
+    strength = kappa_strength(kappa)
+    return f"{'no' if strength == 'none' else strength} agreement beyond chance"
 
 
 def _why_undefined(agreement: Agreement) -> str:
