@@ -13,6 +13,7 @@ from scipy import stats
 
 from agenttest.statistics import (
     Agreement,
+    DropTest,
     Proportion,
     benjamini_hochberg,
     drop_tests,
@@ -156,7 +157,8 @@ def test_a_collapse_is_a_regression_and_one_failure_in_five_is_noise() -> None:
     assert tests["collapsed"].regression and not tests["wobbled"].regression
     assert tests["wobbled"].evidence == "5/5 → 4/5, p = 0.50"
     assert tests["collapsed"].evidence == "5/5 → 0/5, p = 0.0040"
-    assert tests["collapsed"].adjusted == pytest.approx(2 / 252)        # two testable drops: rank 1 of 2
+    assert tests["wobbled"].too_small_to_test and tests["wobbled"].adjusted is None
+    assert tests["collapsed"].adjusted == pytest.approx(1 / 252)        # the only testable drop
 
 
 def test_single_runs_and_a_baseline_that_barely_passed_are_too_small_to_test() -> None:
@@ -168,8 +170,12 @@ def test_single_runs_and_a_baseline_that_barely_passed_are_too_small_to_test() -
     assert tests["single"].adjusted is None
     # Untestable drops are left out of the correction: the collapse is adjusted as the only drop.
     assert tests["collapsed"].adjusted == pytest.approx(1 / 252) and tests["collapsed"].regression
-    assert too_small_to_test(Proportion(1, 1), 1) and not too_small_to_test(Proportion(3, 3), 3)
-    assert smallest_p_value(Proportion(1, 5), 5) == 0.5
+    assert too_small_to_test(Proportion(1, 1), Proportion(0, 1))
+    assert too_small_to_test(Proportion(5, 5), Proportion(4, 5))             # one failure in ten runs
+    assert not too_small_to_test(Proportion(3, 3), Proportion(0, 3))         # 1/20, exactly alpha
+    assert smallest_p_value(Proportion(1, 5), Proportion(0, 5)) == 0.5
+    # The margins decide, not the order of the sides' passes: 4/5 → 2/5 could at best have been 5/5 → 1/5.
+    assert smallest_p_value(Proportion(4, 5), Proportion(2, 5)) == pytest.approx(6 / 252)
 
 
 def test_a_p_value_equal_to_alpha_is_significant_exactly() -> None:
@@ -180,24 +186,30 @@ def test_a_p_value_equal_to_alpha_is_significant_exactly() -> None:
 
 
 def test_a_collapse_in_a_large_suite_is_found_among_its_noisy_drops_at_five_runs() -> None:
-    pairs = {f"steady-{i}": (Proportion(5, 5), Proportion(5, 5)) for i in range(394)}
-    pairs |= {f"wobbled-{i}": (Proportion(5, 5), Proportion(4, 5)) for i in range(5)}
+    pairs = {f"steady-{i}": (Proportion(5, 5), Proportion(5, 5)) for i in range(359)}
+    pairs |= {f"wobbled-{i}": (Proportion(5, 5), Proportion(4, 5)) for i in range(40)}
     pairs["collapsed"] = (Proportion(5, 5), Proportion(0, 5))
     tests = drop_tests(pairs)
-    assert len(tests) == 6 and [key for key, test in tests.items() if test.regression] == ["collapsed"]
-    assert tests["collapsed"].adjusted == pytest.approx(6 / 252)
+    assert len(tests) == 41 and [key for key, test in tests.items() if test.regression] == ["collapsed"]
+    # One failure in ten runs is too small to test: the forty wobbles do not dilute the collapse.
+    assert all(test.too_small_to_test for key, test in tests.items() if key != "collapsed")
+    assert tests["collapsed"].adjusted == pytest.approx(1 / 252)
     # A Bonferroni over the 400 cases would need p ≤ 0.05/400 = 0.000125 < 1/252: undetectable at 5 runs.
     assert 0.05 / 400 < 1 / 252
 
 
-def test_among_many_noisy_drops_a_collapse_needs_more_runs() -> None:
-    noisy = {f"wobbled-{i}": (Proportion(5, 5), Proportion(4, 5)) for i in range(40)}
-    at_five = drop_tests({**noisy, "collapsed": (Proportion(5, 5), Proportion(0, 5))})
-    assert not at_five["collapsed"].regression                  # 41/252 ≈ 0.16: a false discovery rate too high
-    runs = runs_to_detect_collapse(dropped=41)
-    noisy = {key: (Proportion(runs, runs), Proportion(runs - 1, runs)) for key in noisy}
-    enough = drop_tests({**noisy, "collapsed": (Proportion(runs, runs), Proportion(0, runs))})
-    assert runs == 6 and [key for key, test in enough.items() if test.regression] == ["collapsed"]
+def test_among_many_testable_drops_a_collapse_needs_more_runs() -> None:
+    # 3 passes → 2 could have been 5 → 0 with the same margins, so each such drop is testable (p = 0.5 each) and
+    # shares the correction: the collapse is then the first of 21, and needs p ≤ 0.05/21.
+    def drops(runs: int) -> dict[str, DropTest]:
+        pairs = {f"wobbled-{i}": (Proportion(3, runs), Proportion(2, runs)) for i in range(20)}
+        return drop_tests({**pairs, "collapsed": (Proportion(runs, runs), Proportion(0, runs))})
+
+    at_five = drops(5)
+    assert not at_five["wobbled-0"].too_small_to_test and at_five["wobbled-0"].p_value == 0.5
+    assert not at_five["collapsed"].regression and at_five["collapsed"].adjusted == pytest.approx(21 / 252)
+    runs = runs_to_detect_collapse(dropped=21)
+    assert runs == 6 and [key for key, test in drops(runs).items() if test.regression] == ["collapsed"]
 
 
 @UNTIMED
@@ -216,6 +228,8 @@ def test_a_case_always_passing_on_both_sides_is_never_a_regression(
             assert test.p_value <= alpha and not test.too_small_to_test
         if test.too_small_to_test:
             assert not test.regression and test.adjusted is None
+        assert smallest_p_value(test.baseline, test.current) <= test.p_value
+        assert test.too_small_to_test == too_small_to_test(test.baseline, test.current, alpha)
 
 
 @UNTIMED

@@ -117,8 +117,9 @@ class DropTest:
 
     `p_value` is Fisher's one-sided exact test; `adjusted` the Benjamini–Hochberg value over the drops tested
     together (None when the drop was too small to test, and so not among them); `regression` whether the drop
-    survives chance at alpha. `too_small_to_test`: not even 0 passes of the current runs could have been
-    significant, whatever happened — the runs are too few, or the baseline passed too seldom."""
+    survives chance at alpha. `too_small_to_test`: no outcome with the same runs on each side and the same passes
+    in all could have been significant (`smallest_p_value` above alpha) — one failure in ten runs, a single run
+    a side, a baseline that seldom passed: chance alone explains it, however the passes had fallen."""
 
     baseline: Proportion
     current: Proportion
@@ -141,13 +142,13 @@ def drop_tests(pairs: Mapping[K, tuple[Proportion, Proportion]], alpha: float = 
     and the false-discovery rate over the drops is held at `alpha` by Benjamini–Hochberg — not a Bonferroni over
     every case, which would make a collapse undetectable in a large suite at a few runs. A drop too small to test
     (`smallest_p_value` above alpha) can never be a regression and is left out of the correction, as Tarone (1990)
-    and Gilbert (2005) do for discrete tests: it would only dilute the others."""
+    and Gilbert (2005) do for discrete tests: it would only dilute the others. Fisher's test conditions on the
+    margins, and so does that choice, so the false-discovery rate still holds."""
     exact_alpha = _exact(alpha, "alpha")
     dropped = {key: (baseline, current) for key, (baseline, current) in pairs.items()
                if _rate(current) < _rate(baseline)}
     exact = {key: _fisher_exact(*sides) for key, sides in dropped.items()}
-    testable = [key for key, (baseline, current) in dropped.items()
-                if _smallest_p_value(baseline, current.trials) <= exact_alpha]
+    testable = [key for key, sides in dropped.items() if _smallest_p_value(*sides) <= exact_alpha]
     adjusted = dict(zip(testable, benjamini_hochberg([exact[key] for key in testable]), strict=True))
     return {key: DropTest(baseline=baseline, current=current, p_value=float(exact[key]),
                           adjusted=float(adjusted[key]) if key in adjusted else None,
@@ -162,19 +163,23 @@ def is_regression(baseline: Proportion, current: Proportion, alpha: float = ALPH
     return test is not None and test.regression
 
 
-def smallest_p_value(baseline: Proportion, current_runs: int) -> float:
-    """The smallest p-value a drop from `baseline` can reach in `current_runs` runs: that of failing them all."""
-    return float(_smallest_p_value(baseline, current_runs))
+def smallest_p_value(baseline: Proportion, current: Proportion) -> float:
+    """The smallest p-value a drop from `baseline` to `current` could have had with the same margins — the runs of
+    each side, and the passes of both together, on which Fisher's test conditions: the one where the current side
+    got as few of the passes as it could. 5/5 → 4/5 (one failure in ten runs): 0.5; 5/5 → 0/5: 1/252."""
+    return float(_smallest_p_value(baseline, current))
 
 
-def _smallest_p_value(baseline: Proportion, current_runs: int) -> Fraction:
-    return _fisher_exact(baseline, Proportion(0, current_runs))
+def _smallest_p_value(baseline: Proportion, current: Proportion) -> Fraction:
+    passes = baseline.successes + current.successes
+    fewest = max(0, passes - baseline.trials)
+    return _fisher_exact(Proportion(passes - fewest, baseline.trials), Proportion(fewest, current.trials))
 
 
-def too_small_to_test(baseline: Proportion, current_runs: int, alpha: float = ALPHA) -> bool:
-    """Whether no outcome of `current_runs` runs could show a regression from `baseline` at `alpha`: 1/1 → 0/1
-    (p = 0.5 at best), or a baseline that passed 1 of 5 (p = 0.5 at best against 5 runs)."""
-    return _smallest_p_value(baseline, current_runs) > _exact(alpha, "alpha")
+def too_small_to_test(baseline: Proportion, current: Proportion, alpha: float = ALPHA) -> bool:
+    """Whether the drop from `baseline` to `current` could not show a regression at `alpha` however its passes had
+    fallen (`smallest_p_value` above alpha): 1/1 → 0/1, 5/5 → 4/5, 1/5 → 0/5 (all 0.5 at best)."""
+    return _smallest_p_value(baseline, current) > _exact(alpha, "alpha")
 
 
 def runs_to_detect_collapse(alpha: float = ALPHA, dropped: int = 1, most: int = 1000) -> int:
