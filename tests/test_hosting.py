@@ -14,7 +14,7 @@ from e2e.conftest import run_cli
 
 REPO = Path(__file__).resolve().parents[1]
 README = (REPO / "README.md").read_text()
-DOCS = {name: (REPO / name).read_text() for name in ("README.md", "docs/providers.md")}
+DOCS = {name: (REPO / name).read_text() for name in ("README.md", "docs/providers.md", "docs/calibrate.md")}
 
 
 def test_every_action_the_docs_use_is_agenttests_at_its_coordinates_or_githubs_own() -> None:

@@ -32,7 +32,8 @@ def test_the_wheel_carries_the_prompts_and_runs_agent_driven_suites(tmp_path: Pa
     assert "\nSummary: The agenttest command: test AI agents in CI" in metadata
     assert {f"agenttest/agents/builtin/prompts/{role}.md" for role in ("validator", "simulator", "generator")} \
         <= set(names)
-    assert {f"agenttest/templates/{name}" for name in ("agenttest.yaml", "example.jsonl", "workflow.yml")} \
+    assert {f"agenttest/templates/{name}" for name in ("agenttest.yaml", "example.jsonl", "judge-labels.jsonl",
+                                                               "workflow.yml")} \
         <= set(names)                                              # what `agenttest init` writes
     assert "agenttest/pytest_plugin.py" in names
     assert "agenttest/py.typed" in names                          # PEP 561: the API's types reach type checkers

@@ -3,6 +3,7 @@ suite pass `validate` and run green against a real agent, and that its workflow 
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -17,7 +18,8 @@ from agenttest.hosting import ACTION
 from e2e.conftest import helper_server, run_cli
 from fakes.server import ScriptedServer
 
-WRITTEN = ["agenttest.yaml", "tests/agents/example.jsonl", ".github/workflows/agenttest.yml"]
+WRITTEN = ["agenttest.yaml", "tests/agents/example.jsonl", "calibration/judge-labels.jsonl",
+           ".github/workflows/agenttest.yml"]
 
 
 def repository(tmp_path: Path) -> Path:
@@ -27,19 +29,21 @@ def repository(tmp_path: Path) -> Path:
     return root
 
 
-def test_init_writes_the_three_files_at_the_repository_root_and_says_what_next(tmp_path: Path) -> None:
+def test_init_writes_the_four_files_at_the_repository_root_and_says_what_next(tmp_path: Path) -> None:
     root = repository(tmp_path)
     done = run_cli("init", cwd=root / "src" / "app")
     assert done.code == 0, done.stderr
     assert sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file()) == sorted(WRITTEN)
     assert done.stdout.splitlines() == [
         "wrote ../../agenttest.yaml", "wrote ../../tests/agents/example.jsonl",
-        "wrote ../../.github/workflows/agenttest.yml", "",
+        "wrote ../../calibration/judge-labels.jsonl", "wrote ../../.github/workflows/agenttest.yml", "",
         "Next: agenttest validate -i ../../tests/agents/example.jsonl",
         "Then point AGENT_URL at your agent (default http://localhost:8080/chat) and run the case that needs no "
         "key: agenttest -i ../../tests/agents/example.jsonl --run greets",
         "The judged case and the conversation also need OPENAI_API_KEY, for the judge and the simulated user of "
         "../../agenttest.yaml: export OPENAI_API_KEY=sk-… and run: agenttest -i ../../tests/agents/example.jsonl",
+        "Before trusting the judge, measure it against replies a person labelled: agenttest calibrate -i "
+        "../../calibration/judge-labels.jsonl (then label replies of your own agent)",
         f"../../.github/workflows/agenttest.yml runs the action {ACTION}: on a fork or a copy of agenttest, change "
         "its `uses:` line."]
     config = (root / "agenttest.yaml").read_text()
@@ -85,6 +89,26 @@ def test_the_scaffolded_suite_runs_green_against_a_real_agent_and_judge(tmp_path
     assert {r["id"]: r["status"] for r in run.report["results"]} == {
         "greets": "passed", "says-what-it-does": "passed", "helps-a-new-user": "passed"}
     assert brain.calls["judge"] == 2
+
+
+def test_the_scaffolded_labels_calibrate_the_scaffolded_judge(tmp_path: Path) -> None:
+    root = repository(tmp_path)
+    assert run_cli("init", cwd=root).code == 0
+    # The fake judge passes a reply when it holds every 'quoted' phrase of the criteria; these criteria quote
+    # none, so it passes every line: the three labelled fail are its disagreements, and κ is 0.
+    with helper_server() as (brain, fake):
+        done = run_cli("calibrate", "-i", "calibration/judge-labels.jsonl", "-o", "calibration.json", cwd=root,
+                       env={"OPENAI_BASE_URL": fake.base_url, "OPENAI_API_KEY": "sk-scaffold-test-key"})
+    assert done.code == 0, done.stdout + done.stderr
+    assert brain.calls["judge"] == 6
+    figures = json.loads((root / "calibration.json").read_text())
+    assert (figures["judge"], figures["judged"], figures["kappa"]) == ("workers.test.validator", 6, 0.0)
+    assert figures["confusion"] == {"true_positives": 3, "false_negatives": 0, "false_positives": 3,
+                                    "true_negatives": 0}
+    assert " ".join(next(line for line in done.stdout.splitlines() if "κ" in line).split()) == (
+        "Cohen's κ 0.00 no agreement beyond chance")
+    suite = run_cli("validate", "-i", "tests/", cwd=root, env={"OPENAI_API_KEY": ""})
+    assert suite.stdout.strip() == "3 valid, 0 invalid in 1 file"       # the labels are no suite of tests/
 
 
 def test_without_the_helpers_key_the_run_says_who_needs_it_and_which_case_runs_without(

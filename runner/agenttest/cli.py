@@ -239,3 +239,33 @@ def action() -> None:
     from .github.action import run_action
 
     sys.exit(run_action())
+
+
+@main.command()
+@click.option("-i", "--input", "labels", required=True, metavar="LABELS",
+              help='A JSONL file of labelled examples: {"input", "output", "criteria", "label": true|false}.')
+@click.option("--judge", metavar="ID", help="The judge to measure (default: defaults.judge).")
+@click.option("--samples", type=click.IntRange(min=1), metavar="K",
+              help="Ask the judge K times a line: the majority decides, and its self-contradictions are counted [1].")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Also write the figures here, as JSON.")
+@click.option("--min-kappa", type=float, metavar="X", help="Exit 1 when Cohen's κ is below X.")
+@click.option("--min-accuracy", type=float, metavar="X", help="Exit 1 when the accuracy is below X (0 to 1).")
+@click.option("--config", type=click.Path(dir_okay=False), help="agenttest.yaml (default: discovered).")
+@click.option("--cache", metavar="DIR", help="Cache of the judge's replies [~/.cache/agenttest/helpers].")
+@click.option("--no-cache", is_flag=True, default=None, help="Ask the judge afresh (and store nothing).")
+@click.option("--record", metavar="DIR", type=click.Path(file_okay=False), help="Record the judge's calls in DIR.")
+@click.option("--replay", metavar="DIR", help="Answer the judge's calls from the cassettes in DIR; no network.")
+@click.option("--max-cost", type=float, metavar="USD", help="Budget in USD.")
+@click.option("--max-tokens", type=int, metavar="N", help="Budget in tokens.")
+@click.option("--parallel", type=int, help="Lines judged at once [4].")
+@click.option("--retries", type=int, help="Retries of one call on connection errors, 429 and 5xx [2].")
+@click.option("--timeout", help="Per line, Go-style (30s, 2m) [2m].")
+def calibrate(**options: Any) -> None:
+    """Measure a judge against labelled examples before trusting it: accuracy, true-positive and true-negative
+    rates with 95 % intervals, Cohen's κ and the majority-label baseline. Exit 1 below --min-kappa or
+    --min-accuracy, or when a line could not be judged; 2 on a usage or config mistake."""
+    from .calibrate import calibrate_command
+
+    with _guarded():
+        code = calibrate_command(options)
+    sys.exit(code)

@@ -1,5 +1,6 @@
 """`agenttest init`: a starting project in the current repository — agenttest.yaml, an example suite with a
-static, a judged and a dynamic case, and a GitHub Actions workflow — from the templates shipped in `templates/`."""
+static, a judged and a dynamic case, labelled replies to calibrate its judge with, and a GitHub Actions workflow —
+from the templates shipped in `templates/`."""
 
 from __future__ import annotations
 
@@ -13,9 +14,10 @@ from .project import CONFIG_NAMES
 from .workspace import repository_root, write_refusal
 
 SUITE = "tests/agents/example.jsonl"
-# Where each file goes, relative to the repository root, and the template it is written from.
+# Where each file goes, relative to the repository root, and the template it is written from. The labels are no
+# suite: they stay out of tests/, which `agenttest -i tests/` would read as suites.
 FILES = (("agenttest.yaml", "agenttest.yaml"), (SUITE, "example.jsonl"),
-         (".github/workflows/agenttest.yml", "workflow.yml"))
+         ("calibration/judge-labels.jsonl", "judge-labels.jsonl"), (".github/workflows/agenttest.yml", "workflow.yml"))
 
 
 def scaffold(cwd: Path) -> list[Path]:
@@ -47,11 +49,13 @@ def scaffold(cwd: Path) -> list[Path]:
 def next_steps(written: list[Path], cwd: Path) -> list[str]:
     """What `init` prints: the files it wrote, and the commands to run next (paths relative to `cwd`)."""
     shown = [os.path.relpath(path, cwd) for path in written]
-    config, suite, workflow = shown
+    config, suite, labels, workflow = shown
     return [*(f"wrote {name}" for name in shown), "",
             f"Next: agenttest validate -i {suite}",
             "Then point AGENT_URL at your agent (default http://localhost:8080/chat) and run the case that needs no "
             f"key: agenttest -i {suite} --run greets",
             f"The judged case and the conversation also need OPENAI_API_KEY, for the judge and the simulated user "
             f"of {config}: export OPENAI_API_KEY=sk-… and run: agenttest -i {suite}",
+            f"Before trusting the judge, measure it against replies a person labelled: agenttest calibrate -i "
+            f"{labels} (then label replies of your own agent)",
             f"{workflow} runs the action {ACTION}: on a fork or a copy of agenttest, change its `uses:` line."]

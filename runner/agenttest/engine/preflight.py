@@ -15,9 +15,16 @@ from ..errors import UsageError
 from ..workspace import repository_root, write_refusal
 
 
-def open_cassettes(config: RunConfig, suite: Suite) -> Cassettes | None:
-    """The cassettes to record into (`--record`) or replay from (`--replay`); None for neither. UsageError when
-    there is nothing to replay, or a recording could not be written — found now, not after every case has run."""
+def suite_sources(suite: Suite) -> list[str]:
+    """Every file and generator a suite's cases come from: what a recording names its cassettes after."""
+    return list(dict.fromkeys([*(e.file or e.source or "" for e in suite.entries),
+                               *(generator.spelled for _, generator in suite.generators)]))
+
+
+def open_cassettes(config: RunConfig, sources: list[str]) -> Cassettes | None:
+    """The cassettes to record into (`--record`) or replay from (`--replay`) for calls made for `sources`; None
+    for neither. UsageError when there is nothing to replay, or a recording could not be written — found now, not
+    after every case has run."""
     options = config.options
     if options.replay:
         directory = config.cwd / options.replay
@@ -37,8 +44,7 @@ def open_cassettes(config: RunConfig, suite: Suite) -> Cassettes | None:
         why = "a symlink to nothing" if directory.is_symlink() else exc.strerror or str(exc)
         raise UsageError(f"--record {options.record}: cannot create the directory: {why}") from None
     cassettes = Cassettes(directory, options.record, cwd=config.cwd, root=repository_root(config.cwd))
-    for source in dict.fromkeys([*(e.file or e.source or "" for e in suite.entries),
-                                 *(generator.spelled for _, generator in suite.generators)]):
+    for source in sources:
         refused = cassettes.write_refusal(source)
         if refused:
             raise UsageError(f"--record {options.record}: {refused}; agenttest will not write there")

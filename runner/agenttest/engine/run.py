@@ -43,7 +43,15 @@ from .generate import generate
 from .hooks import Hooks
 from .interactive import conversation_settings
 from .plan import build_helpers, checks_for, prepare_generators, select, shard, suite_digest
-from .preflight import budgeted, check_prices, check_writable, open_cassettes, priced_calls, refuse_leaving
+from .preflight import (
+    budgeted,
+    check_prices,
+    check_writable,
+    open_cassettes,
+    priced_calls,
+    refuse_leaving,
+    suite_sources,
+)
 from .repeats import Repeats, Unit
 from .schedule import Scheduler
 from .signals import Interrupts, cancelled_by_signals
@@ -71,7 +79,7 @@ async def _run(config: RunConfig, reporting: Reporting) -> RunOutcome:
     register_proxy_credentials(os.environ)
     options = config.options
     suite, checks = _load(config)
-    cassettes = open_cassettes(config, suite)
+    cassettes = open_cassettes(config, suite_sources(suite))
     meter = Meter(max_cost=options.max_cost, max_tokens=options.max_tokens)
     pool = AgentPool(config.project, parallel=options.parallel, retries=options.retries,
                      connector_override=options.connector, meter=meter, cassettes=cassettes,
