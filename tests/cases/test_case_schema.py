@@ -29,6 +29,8 @@ DOCUMENTED = [
     {"id": "expense-turn2", "input": [{"role": "user", "content": "I want to submit an expense"}],
      "assertions": [{"type": "tool_called", "name": "create_expense"}]},
     {"id": "T1", "input": "x", "assert": "equals", "expected": None},
+]
+WITH_OPTIONS = [     # what the loader accepts of assertions' options, the schema accepts too
     {"id": "judged-three-times", "input": "What is the expense policy?",
      "assert": {"type": "agent", "use": "agents:workers.test.validator", "value": "It names the 'categories'",
                 "options": {"samples": 3, "threshold": 0.5, "metadata": {"tone": "plain"}, "connector": None}}},
@@ -48,7 +50,7 @@ def validator() -> jsonschema.Draft202012Validator:
     return jsonschema.Draft202012Validator(schema)
 
 
-@pytest.mark.parametrize("case", DOCUMENTED, ids=[case["id"] for case in DOCUMENTED])
+@pytest.mark.parametrize("case", DOCUMENTED + WITH_OPTIONS, ids=[case["id"] for case in DOCUMENTED + WITH_OPTIONS])
 def test_documented_cases_validate(validator: jsonschema.Draft202012Validator, case: dict[str, Any]) -> None:
     assert list(validator.iter_errors(case)) == []
 
@@ -101,7 +103,7 @@ def test_every_option_of_every_assertion_type_is_documented_in_the_schema() -> N
         assert all(field.get("description") for field in properties.values()), model.__name__
 
 
-def test_what_the_schema_accepts_of_the_documented_cases_the_loader_accepts(
-        load_one: Callable[[Any], Any]) -> None:
-    for case in DOCUMENTED[-4:]:
-        assert isinstance(load_one(case), Case), case
+@pytest.mark.parametrize("case", WITH_OPTIONS, ids=[case["id"] for case in WITH_OPTIONS])
+def test_the_loader_accepts_the_options_the_schema_accepts(load_one: Callable[[Any], Any],
+                                                           case: dict[str, Any]) -> None:
+    assert isinstance(load_one(case), Case)

@@ -147,7 +147,8 @@ def known_types() -> list[str]:
 
 
 def prepare_assertion(spec: AssertionSpec) -> None:
-    """Load-time check of one assertion: unknown type or a bad value raises SuiteError (field-level message)."""
+    """Load-time check of one assertion, its options read through its type's model: an unknown type, a bad value or
+    a bad option raises SuiteError (field-level message)."""
     kind = REGISTRY.get(spec.type)
     if kind is None:
         raise SuiteError(f"unknown assertion type {spec.type!r} (valid: {', '.join(known_types())})")
