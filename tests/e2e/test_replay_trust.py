@@ -83,3 +83,38 @@ def test_a_cassette_directory_swapped_for_a_symlink_is_a_change_and_is_not_read_
     assert result["error"] == ("agent error: replay: cannot read the cassette tapes/s.jsonl.json: tapes is a "
                                "symbolic link, which agenttest does not read through")
     assert "FORGED" not in replayed.stdout + json.dumps(replayed.report)
+
+
+@pytest.mark.parametrize("agent", ["cli", "py"])
+def test_a_replay_after_a_module_the_agent_imports_changed_is_an_error_naming_it(project: Project,
+                                                                                 agent: str) -> None:
+    root = project.root
+    recorded = project.run("-i", "s.jsonl", "-n", agent, "--record", "tapes")
+    assert recorded.code == 0, recorded.stdout + recorded.stderr
+    assert project.run("-i", "s.jsonl", "-n", agent, "--replay", "tapes").code == 0
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "base")
+    (root / "lib.py").write_text('def answer(text):\n    return "bad " + text\n')
+    assert project.run("-i", "s.jsonl", "-n", agent).result("c1")["status"] == "failed"
+    replayed = project.run("-i", "s.jsonl", "-n", agent, "--replay", "tapes")
+    result = replayed.result("c1")
+    assert (result["status"], result["error_kind"]) == ("error", "infra"), replayed.stdout
+    assert result["error"].startswith(f"agent error: replay: agent '{agent}' changed since tapes/s.jsonl.json, case "
+                                      "'c1' was recorded (code.lib.py: \"sha256:"), result["error"]
+    assert "re-record with --record tapes" in result["error"]
+    assert replayed.report["replay"]["changed"] == []        # the cassettes are the base's: the code is not
+
+
+def test_code_past_the_cap_is_left_out_and_the_run_says_so(project: Project) -> None:
+    for index in range(1_001):
+        project.write(f"gen/m{index:04}.py", f"VALUE = {index}\n")
+    recorded = project.run("-i", "s.jsonl", "--record", "tapes")
+    assert recorded.code == 0
+    assert ("⚠ agent 'cli': more than 1,000 files or 64 MB of code; only the first 1,000 (the last: gen/m0996.py) "
+            "are digested for --record and --replay: a change in the others goes unseen") in recorded.stderr
+    # The agent's own folder's files (bot.py, lib.py, pyagent.py) come first; gen/m0997.py is the first left out.
+    (project.root / "gen" / "m0997.py").write_text("VALUE = -1\n")
+    assert project.run("-i", "s.jsonl", "--replay", "tapes").code == 0
+    (project.root / "gen" / "m0000.py").write_text("VALUE = -1\n")
+    changed = project.run("-i", "s.jsonl", "--replay", "tapes").result("c1")
+    assert "(code.gen/m0000.py: " in changed["error"]
