@@ -11,8 +11,8 @@ an `exec` agent runs) count by a digest of their content. So does the code those
 a source extension under the directory its imports are found from — agenttest.yaml's for a `python` agent (or one
 with `tool_callables`), for an `exec` agent the directories of the files its command names, else its working
 directory — inside the repository, leaving out hidden folders, `__pycache__`, `node_modules` and virtual
-environments; at most MAX_CODE_FILES files and MAX_CODE_BYTES, the first in path order, and the run says when
-there were more. Files it reads that are not code (a prompt, data) are not digested.
+environments; at most MAX_CODE_FILES files and MAX_CODE_BYTES, those nearest the agent first, and the run says
+when there were more. Files it reads that are not code (a prompt, data) are not digested.
 """
 
 from __future__ import annotations
@@ -172,7 +172,7 @@ def _code_digests(agent_id: str, directories: list[Path], config_dir: Path) -> d
         digest = _file_digest(path.parent, path.name)
         if digest is not None:
             found[shown] = digest
-            size += path.stat().st_size
+            size += path.stat().st_size if path.exists() else 0
     return found
 
 
