@@ -207,7 +207,7 @@ def _yaml_answer(text: str, wanted: Callable[[dict[str, Any]], bool], cut: bool,
         while index >= 0 and in_block[index]:
             index -= 1
         first = index + 1
-        keys = [(number, key) for number in range(first, last + 1) if (key := _yaml_key(lines[number]))]
+        keys = [(number, key.group(1)) for number in range(first, last + 1) if (key := _yaml_key(lines[number]))]
         end = starts[last] + len(lines[last].rstrip())
         if end <= after:
             return None
@@ -228,24 +228,24 @@ _YAML_KEY = re.compile(r"([A-Za-z_][\w.-]*)[ \t]*:(?:[ \t]+|$)")
 _OPENS_BLOCK = re.compile(r"(?:[|>][-+]?)?[ \t]*(?:#.*)?$")
 
 
-def _yaml_key(line: str) -> str | None:
-    """The key of a `key: value` line, else None. `label: {` is no YAML line: it introduces a JSON object (a judge
-    writes `Verdict: {"passed": false}`, perhaps right after a quoted output that ends in `passed: true`)."""
+def _yaml_key(line: str) -> re.Match[str] | None:
+    """The match of a `key: value` line (the key is its group 1), else None. `label: {` is no YAML line: it
+    introduces a JSON object (a judge writes `Verdict: {"passed": false}`, perhaps right after a quoted output that
+    ends in `passed: true`)."""
     match = _YAML_KEY.match(line.rstrip("\r"))
-    return match.group(1) if match and not line[match.end():].startswith("{") else None
+    return match if match and not line[match.end():].startswith("{") else None
 
 
 def _yaml_lines(lines: list[str], cut: bool) -> list[bool]:
     """Which lines can belong to a block of YAML: `key: value` lines, `- ` items, indented lines under a key that
     opens a value (`reason: |`, `suggestions:`, `reason: 'a text that goes on`) or an item, and blank lines between
-    indented ones. An indented line
-    under `passed: true` is no part of it (it may hold the judge's own verdict after a quoted output). The first
-    line of a `cut` window is a piece of a line, which may be any of them."""
+    indented ones. An indented line under `passed: true` is no part of it (it may hold the judge's own verdict after
+    a quoted output). The first line of a `cut` window is a piece of a line, which may be any of them."""
     kinds: list[bool] = []
     opened = False               # whether an indented line may follow here
     for raw in lines:
         line = raw.rstrip("\r")
-        key = _YAML_KEY.match(line) if _yaml_key(line) is not None else None
+        key = _yaml_key(line)
         if cut and not kinds:
             opened = True
         elif not line.strip():
