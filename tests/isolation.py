@@ -14,9 +14,9 @@ from agenttest.agents import urls
 def fresh_registries(*secret_values: str) -> Iterator[None]:
     """Inside the block only `secret_values` are registered, and no URL was shown before."""
     saved = (secrets._SECRETS, secrets._FORMS, secrets._JSON_FORMS, secrets._JSON_FORMS_UTF8, secrets._LONGEST,
-             urls._shown)
-    secrets._SECRETS, secrets._FORMS, secrets._JSON_FORMS, secrets._JSON_FORMS_UTF8, secrets._LONGEST = \
-        set(), (), (), (), 0
+             secrets._NUMBERS, urls._shown)
+    secrets._SECRETS, secrets._FORMS, secrets._JSON_FORMS, secrets._JSON_FORMS_UTF8, secrets._LONGEST, \
+        secrets._NUMBERS = set(), (), (), (), 0, frozenset()
     urls._shown = {}
     try:
         for value in secret_values:
@@ -24,4 +24,4 @@ def fresh_registries(*secret_values: str) -> Iterator[None]:
         yield
     finally:
         (secrets._SECRETS, secrets._FORMS, secrets._JSON_FORMS, secrets._JSON_FORMS_UTF8, secrets._LONGEST,
-         urls._shown) = saved
+         secrets._NUMBERS, urls._shown) = saved

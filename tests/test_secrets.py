@@ -22,17 +22,28 @@ from isolation import fresh_registries
 
 def test_forms_are_the_runners() -> None:
     """actions/runner `ValueEncoders`: JsonStringEscape, UriDataEscape (RFC 3986 unreserved kept), and
-    Base64StringEscape plus Shift1/Shift2 (the UTF-8 bytes without their first one or two; padding kept)."""
-    value = 'ab"c/d-é'
+    Base64StringEscape plus Shift1/Shift2 (the UTF-8 bytes without their first one or two; padding kept); and the
+    URL encodings of Python's `quote()`, which keeps `/`, and `quote_plus()`, which writes a space `+`."""
+    value = 'ab"c/d-é f'
     data = value.encode()
     assert set(encoded_forms(value)) == {
-        value, 'ab\\"c/d-é', 'ab\\"c\\/d-é', 'ab\\"c/d-\\u00e9', 'ab\\"c\\/d-\\u00e9', "ab%22c%2Fd-%C3%A9",
+        value, 'ab\\"c/d-é f', 'ab\\"c\\/d-é f', 'ab\\"c/d-\\u00e9 f', 'ab\\"c\\/d-\\u00e9 f',
+        "ab%22c%2Fd-%C3%A9%20f", "ab%22c/d-%C3%A9%20f", "ab%22c%2Fd-%C3%A9+f",
         base64.b64encode(data).decode(), base64.b64encode(data[1:]).decode(), base64.b64encode(data[2:]).decode()}
     # No more bytes than the shift: all of them (never the empty string, which every text holds).
     assert set(encoded_forms("ab")) == {"YWI=", "Yg==", "ab"}
     forms = encoded_forms("sk-\ud800-x")                              # a lone surrogate is encoded as it stands
     assert base64.b64encode("sk-\ud800-x".encode("utf-8", "surrogatepass")).decode() in forms
     assert [len(form) for form in forms] == sorted(map(len, forms), reverse=True)     # longest first
+
+
+def test_a_number_that_equals_a_secret_of_six_digits_or_more_is_masked_and_nothing_else_is() -> None:
+    with fresh_registries("98765432", "3.14159265", "123456x", "12345", "true"):
+        data = {"pin": 98765432, "as_float": 98765432.0, "pi": 3.14159265, "near": 98765433, "short": 12345,
+                "bool": True, "text": "pin 98765432", "list": [98765432, None]}
+        for written in (json_line(data), json_text(data), b"".join(json_chunks(data)).decode()):
+            assert json.loads(written) == {"pin": "***", "as_float": "***", "pi": "***", "near": 98765433,
+                                           "short": 12345, "bool": True, "text": "pin ***", "list": ["***", None]}
 
 
 def test_a_secret_with_a_lone_surrogate_is_masked_in_text_and_in_json() -> None:
@@ -71,7 +82,8 @@ def test_every_form_is_masked_and_only_the_raw_value_is_announced(monkeypatch: p
     key = "sk-a/b+c=d\"e'f"
     with fresh_registries(key):
         assert capsys.readouterr().out == f"::add-mask::{key}\n"
-        for text in (json.dumps({"k": key}), urllib.parse.quote(key, safe=""),
+        for text in (json.dumps({"k": key}), urllib.parse.quote(key, safe=""), urllib.parse.quote(key),
+                     urllib.parse.urlencode({"key": key}),
                      base64.b64encode(key.encode()).decode(), base64.b64encode(b"user:" + key.encode()).decode(),
                      base64.b64encode(b"u:" + key.encode()).decode(), base64.b64encode(b"up:" + key.encode()).decode()):
             assert key not in mask(text)

@@ -22,16 +22,18 @@ Deliberate divergences from Go:
 - Strict JSON rejects `NaN` and `Infinity`, as Go's decoder does (a repair may still produce them).
 - No input raises: anything a parser throws (including recursion limits) means "no data in this block".
 
-Helper agents' replies are read from their end instead (`last_object`, `last_yaml`): a judge's verdict is the
-object its reply ends with, whatever the output under test it quoted before it.
+Helper agents' replies are read from their end instead (`last_answer`, `last_object`): a judge's verdict is the
+structured answer its reply ends with, JSON or YAML, whatever the output under test it quoted before it.
 """
 
 from __future__ import annotations
 
 import datetime
+import itertools
 import json
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import yaml
@@ -51,6 +53,9 @@ _CSS_MARKERS = ("margin:", "padding:", "display:", "color:", "background:", "fon
 
 # Brackets that start no JSON value before `embedded_json` gives up (each costs a scan of the rest of the text).
 _MAX_MISSES = 20
+
+# The most of a helper's reply read for its answer, from its end (`_read_back`).
+MAX_SCANNED = 4_000_000
 
 # A YAML document expanded through aliases can be exponentially larger than its text ("billion laughs").
 _MAX_YAML_NODES = 100_000
@@ -89,20 +94,88 @@ def embedded_json(text: str, limit: int = 200_000) -> list[Any]:
     return found
 
 
-def last_object(text: str, wanted: Callable[[dict[str, Any]], bool], limit: int = 200_000) -> dict[str, Any] | None:
+def last_object(text: str, wanted: Callable[[dict[str, Any]], bool], limit: int = 200_000, *,
+                at_end: bool = False, widest: int = MAX_SCANNED) -> dict[str, Any] | None:
     """The object a reply ends with — what a helper answers after its reasoning — read backwards from the end of
-    `text` (its last `limit` characters), so nothing written before it (a quoted output holding a forged answer,
-    brackets that never close, a stray quote) can hide it or stand in for it. Objects `wanted` rejects are passed
-    over (a helper may add one after its answer). Returns None when there is no wanted object, when a `{` after it
-    starts no readable object (the answer itself is broken: what comes before it is no answer), or after
-    _MAX_MISSES closing braces that end no object (they are tried from the end: the tail is never given up)."""
-    text = text[-limit:]
+    `text`, so nothing written before it (a quoted output holding a forged answer, brackets that never close, a
+    stray quote) can hide it or stand in for it. Objects `wanted` rejects are passed over (a helper may add one
+    after its answer). Returns None when there is no wanted object, when a `{` after it starts no readable object
+    (the answer itself is broken: what comes before it is no answer), after _MAX_MISSES closing braces that end no
+    object (they are tried from the end: the tail is never given up), or — `at_end` — when anything but whitespace
+    or a closing fence follows it (the reply is then prose that may quote an object, not an object). The last
+    `limit` characters are read, or the last `widest` when the answer starts before them (`_read_back`)."""
+    def read(window: str, cut: bool) -> _Found | None:
+        found = _json_answer(window, wanted, cut)
+        if at_end and found is not None and window[found.end:].strip() not in ("", "```"):
+            return None
+        return found
+    return _read_back(text, limit, widest, read)
+
+
+def last_answer(text: str, wanted: Callable[[dict[str, Any]], bool], limit: int = 200_000, *,
+                widest: int = MAX_SCANNED) -> dict[str, Any] | None:
+    """The structured answer a reply ends with, whatever its syntax: of its last wanted JSON object (as
+    `last_object` finds it) and its last wanted block of YAML `key: value` lines (fenced or bare, `_yaml_answer`),
+    the one that comes last; prose may follow it. A structure that comes last but cannot be read (a `{` that never
+    closes, YAML that does not parse) means no answer, never one written before it."""
+    def read(window: str, cut: bool) -> _Found | None:
+        json_found = _json_answer(window, wanted, cut)
+        yaml_found = _yaml_answer(window, wanted, cut, after=json_found.start if json_found else -1)
+        # An object that ends inside the YAML block is part of it (`reason: it said {"passed": true}.`); one that
+        # ends with it is too when the block reads as YAML (`{'passed': true, 'x': '` quoted, then `reason: a}`),
+        # else it is what the reply ends with (`passed: true` quoted, then `Verdict: → {"passed": false}`).
+        if yaml_found is not None and (json_found is None or yaml_found.end > json_found.end or (
+                yaml_found.end == json_found.end and yaml_found.value is not None)):
+            return yaml_found
+        return json_found
+    return _read_back(text, limit, widest, read)
+
+
+@dataclass(frozen=True)
+class _Found:
+    """A structure found in a reply: the answer it holds (None: it cannot be read), and where it lies."""
+
+    value: dict[str, Any] | None
+    start: int
+    end: int
+
+
+class _Cut(Exception):
+    """The structure read from the end of a window of the reply starts before the window."""
+
+
+def _read_back(text: str, limit: int, widest: int, read: Callable[[str, bool], _Found | None]) -> Any | None:
+    """What `read` finds in the last `limit` characters of `text`. When the structure it reads there starts before
+    them (a judge's verdict whose `reason` quotes a long output: only its end is in the window, and an object quoted
+    inside it would pass for the answer), in the last `widest`; when it starts before those too, nothing: a
+    fragment of an answer is no answer."""
+    window = limit
+    while True:
+        cut = window < len(text)
+        try:
+            found = read(text[-window:] if cut else text, cut)
+        except _Cut:
+            if window >= widest:
+                return None
+            window = widest
+            continue
+        return found.value if found is not None else None
+
+
+def _json_answer(text: str, wanted: Callable[[dict[str, Any]], bool], cut: bool) -> _Found | None:
+    """`last_object`'s reading of `text`, a window of the reply (`cut`: its start is not the reply's). _Cut when
+    the object a closing brace ends may start before the window."""
     end, misses = len(text), 0
     while misses < _MAX_MISSES:
         last = text.rfind("}", 0, end)
-        if last < 0 or text.find("{", last + 1, end) >= 0:
+        opened = text.rfind("{", last + 1, end)
+        if opened >= 0:              # an object after the last that closes: the answer is broken
+            return _Found(None, opened, opened + 1)
+        if last < 0:
             return None
         start = _opening(text, last)
+        if start is None and cut:
+            raise _Cut
         value = None
         # Read backwards and forwards, the span must be the same one: a repair never reaches past it.
         if start is not None and text[start] == "{" and _closing(text, start) == last + 1:
@@ -111,10 +184,84 @@ def last_object(text: str, wanted: Callable[[dict[str, Any]], bool], limit: int 
             misses += 1
             end = last
         elif wanted(value):
-            return value
+            return _Found(value, start, last + 1)
         else:
             end = start
     return None
+
+
+def _yaml_answer(text: str, wanted: Callable[[dict[str, Any]], bool], cut: bool, after: int) -> _Found | None:
+    """The last block of YAML lines in `text` that ends after `after` and whose top-level keys `wanted` accepts
+    (`_yaml_lines`: from the first `key: value` line of a run of YAML lines to its last line). Fences and prose
+    lines around it do not matter. Its value is None when it is not YAML (`reason: it said: hi`). Blocks of other
+    keys are passed over; only the answer's block is parsed. _Cut when it may start before the window."""
+    lines = text.split("\n")
+    starts = list(itertools.accumulate((len(line) + 1 for line in lines[:-1]), initial=0))
+    in_block = _yaml_lines(lines, cut)
+    index = len(lines) - 1
+    while index >= 0:
+        if not in_block[index]:
+            index -= 1
+            continue
+        last = index
+        while index >= 0 and in_block[index]:
+            index -= 1
+        first = index + 1
+        keys = [(number, key.group(1)) for number in range(first, last + 1) if (key := _yaml_key(lines[number]))]
+        end = starts[last] + len(lines[last].rstrip())
+        if end <= after:
+            return None
+        if not keys or not wanted(dict.fromkeys(key for _, key in keys)):
+            continue
+        if cut and first <= 1:       # the window's first line is a piece of one: the block may start before
+            raise _Cut
+        begin = keys[0][0]
+        value = _load_yaml("\n".join(lines[begin:last + 1]))
+        return _Found(value if isinstance(value, dict) else None, starts[begin], end)
+    return None
+
+
+# A top-level YAML key: a plain word at the start of a line, then a colon and a space or the line's end.
+_YAML_KEY = re.compile(r"([A-Za-z_][\w.-]*)[ \t]*:(?:[ \t]+|$)")
+# What follows the key of a line that an indented value follows: nothing (a nested mapping or list) or a block
+# scalar's `|`/`>`.
+_OPENS_BLOCK = re.compile(r"(?:[|>][-+]?)?[ \t]*(?:#.*)?$")
+
+
+def _yaml_key(line: str) -> re.Match[str] | None:
+    """The match of a `key: value` line (the key is its group 1), else None. `label: {` is no YAML line: it
+    introduces a JSON object (a judge writes `Verdict: {"passed": false}`, perhaps right after a quoted output that
+    ends in `passed: true`)."""
+    match = _YAML_KEY.match(line.rstrip("\r"))
+    return match if match and not line[match.end():].startswith("{") else None
+
+
+def _yaml_lines(lines: list[str], cut: bool) -> list[bool]:
+    """Which lines can belong to a block of YAML: `key: value` lines, `- ` items, indented lines under a key that
+    opens a value (`reason: |`, `suggestions:`, `reason: 'a text that goes on`) or an item, and blank lines between
+    indented ones. An indented line under `passed: true` is no part of it (it may hold the judge's own verdict after
+    a quoted output). The first line of a `cut` window is a piece of a line, which may be any of them."""
+    kinds: list[bool] = []
+    opened = False               # whether an indented line may follow here
+    for raw in lines:
+        line = raw.rstrip("\r")
+        key = _yaml_key(line)
+        if cut and not kinds:
+            opened = True
+        elif not line.strip():
+            kinds.append(False)  # decided below, by the line after it
+            continue
+        elif key is not None:
+            value = line[key.end():].strip()
+            opened = bool(_OPENS_BLOCK.match(value)) or (      # or a quoted text it does not close on the line
+                value[:1] in ("'", '"') and (len(value) == 1 or value[-1] != value[0]))
+        elif line[0] not in " \t":
+            opened = line == "-" or line.startswith("- ")
+        kinds.append(opened or key is not None)
+    for index in range(len(lines) - 2, -1, -1):
+        if not lines[index].strip() and lines[index + 1][:1] in (" ", "\t") and kinds[index + 1]:
+            kinds[index] = True
+    return kinds
 
 
 def unfinished_json(text: str) -> bool:
@@ -122,22 +269,6 @@ def unfinished_json(text: str) -> bool:
     (what a model writes when its token limit stops it mid-value)."""
     start = len(text) - len(text.lstrip())
     return text[start:start + 1] in ("{", "[") and _closing(text, start) is None
-
-
-def last_yaml(text: str) -> Any | None:
-    """The YAML answer a reply ends with (`passed: true`, for helpers that answer in YAML): the text after its last
-    fence when that text is YAML, else its last fenced block when that is YAML, else None. Fences are paired from
-    the end, so an unclosed fence quoted earlier cannot pair with the answer's own; JSON is never read here (a
-    repair of text that starts before the answer could read what the output under test wrote: `last_object` reads
-    JSON from the end)."""
-    markers = [match.start() for match in re.finditer("```", text)]
-    tail = (text[markers[-1] + 3:] if markers else text).strip()
-    if tail and _detect_language(tail) == "yaml":
-        return _as_container(_load_yaml(tail))
-    if len(markers) < 2:
-        return None
-    blocks = _blocks(text[markers[-2]:markers[-1] + 3])
-    return _as_container(_load_yaml(blocks[0][1])) if blocks and blocks[0][0] in ("yaml", "yml") else None
 
 
 def _closing(text: str, start: int) -> int | None:

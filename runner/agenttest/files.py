@@ -97,14 +97,30 @@ def _written_beside(path: Path, text: str | bytes | Iterable[bytes]) -> str:
     return tmp
 
 
-def read_regular_file(path: Path, limit: int) -> bytes:
+# A file the user names on the command line and agenttest reads whole: `--baseline` and `merge`'s reports, `--ctx`.
+MAX_NAMED_FILE_BYTES = 256 * 1024 * 1024
+
+
+def read_regular_file(path: Path, limit: int, *, follow_symlinks: bool = False, within: Path | None = None) -> bytes:
     """The bytes of `path` when it is a regular file of at most `limit` bytes — not a symlink (to `/dev/zero`, or
     out of the repository), a device or a FIFO: what agenttest itself wrote and reads back (cassettes, cache
-    entries), which a pull request may have replaced. FileNotFoundError when there is none; OSError or ValueError
-    saying why it is not read otherwise, before anything of it is."""
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
-    if path.is_symlink():           # O_NOFOLLOW says ELOOP, and Windows has none
+    entries), which a pull request may have replaced. With `within` (a folder `path` lies under), no folder below it
+    on the way to the file may be a symlink either (a pull request that replaces `tapes/` by a symlink to another
+    directory). `follow_symlinks` for a file the user named (`--baseline latest/report.json`): a symlink is
+    followed, and what it leads to must be such a file. FileNotFoundError when there is none; OSError or ValueError
+    saying why it is not read otherwise, before anything of it is (a FIFO is opened without waiting for a writer,
+    and never read)."""
+    nofollow = 0 if follow_symlinks else getattr(os, "O_NOFOLLOW", 0)
+    flags = os.O_RDONLY | nofollow | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    if not follow_symlinks and path.is_symlink():     # O_NOFOLLOW says ELOOP, and Windows has none
         raise ValueError("it is a symbolic link, which agenttest never writes")
+    if within is not None:
+        named = Path(os.path.normpath(path.absolute()))
+        linked = next((folder for folder in named.parents
+                       if folder != within and folder.is_relative_to(within) and folder.is_symlink()), None)
+        if linked is not None:
+            raise ValueError(f"{linked.relative_to(within).as_posix()} is a symbolic link, which agenttest does not "
+                             "read through")
     descriptor = os.open(path, flags)
     with os.fdopen(descriptor, "rb") as handle:
         info = os.fstat(descriptor)

@@ -3,7 +3,8 @@
 A secret is masked in every form GitHub's runner masks (`ValueEncoders` in actions/runner): as it is, JSON-escaped,
 URL-encoded (`Uri.EscapeDataString`), and base64-encoded at its three byte alignments (the whole UTF-8 value, and
 the value without its first one or two bytes, so `base64("user:" + secret)` is caught too). JSON-escaped means both
-as Python writes it (`ensure_ascii` on and off) and with `/` written `\\/`, as some servers do. Only the raw value
+as Python writes it (`ensure_ascii` on and off) and with `/` written `\\/`, as some servers do; URL-encoded also as
+Python's `quote()` (which keeps `/`) and `quote_plus()` (`urlencode`'s: a space is `+`) write it. Only the raw value
 goes to `::add-mask::`: the runner derives the encoded forms itself.
 
 Masking runs on every string of every artifact, so it is a plain substring search per form (which CPython runs far
@@ -24,7 +25,13 @@ from .github.log import add_mask
 
 MASK = "***"
 _MIN_LENGTH = 4   # masking "a" or "12" would mangle ordinary text
+# A JSON number is masked when it equals a secret of at least this many digits. Shorter ones would collide with the
+# durations, token counts and case counts agenttest writes itself (a 4-digit PIN equals some token total of a run
+# of a few thousand calls), turning them into "***", which report readers (`merge`, `--baseline`) refuse. Booleans
+# and null are never masked: a secret spelt `true` hides nothing, and would turn every verdict into "***".
+_MIN_NUMBER_DIGITS = 6
 _SECRETS: set[str] = set()
+_NUMBERS: frozenset[float] = frozenset()    # the secrets that are numbers
 _FORMS: tuple[str, ...] = ()          # every form of every secret, longest first
 _JSON_FORMS: tuple[str, ...] = ()     # …and each as it shows inside a JSON string
 _JSON_FORMS_UTF8: tuple[bytes, ...] = ()
@@ -37,7 +44,7 @@ def encoded_forms(value: str) -> list[str]:
     data = value.encode("utf-8", errors="surrogatepass")
     json_forms = {json.dumps(value, ensure_ascii=ascii)[1:-1] for ascii in (False, True)}
     forms = {value, *json_forms, *(form.replace("/", "\\/") for form in json_forms),
-             urllib.parse.quote(data, safe="")}
+             urllib.parse.quote(data, safe=""), urllib.parse.quote(data), urllib.parse.quote_plus(data, safe="")}
     for shift in (0, 1, 2):   # the runner encodes the whole value when it has no more than `shift` bytes
         forms.add(base64.b64encode(data[shift:] if len(data) > shift else data).decode("ascii"))
     return sorted(forms, key=len, reverse=True)
@@ -46,13 +53,16 @@ def encoded_forms(value: str) -> list[str]:
 def register_secret(value: str) -> None:
     """Remember `value` for masking; in GitHub Actions also ask the runner to mask it (once, before any use),
     outside the run's stop-commands block, where the runner would ignore the request (see github.log)."""
-    global _FORMS, _JSON_FORMS, _JSON_FORMS_UTF8, _LONGEST
+    global _FORMS, _JSON_FORMS, _JSON_FORMS_UTF8, _LONGEST, _NUMBERS
     if len(value) < _MIN_LENGTH:
         return
     with _lock:
         if value in _SECRETS:
             return
         _SECRETS.add(value)
+        number = _as_number(value)
+        if number is not None:
+            _NUMBERS = _NUMBERS | {number}
         forms = {form for secret in _SECRETS for form in encoded_forms(secret)}
         _FORMS = tuple(sorted(forms, key=len, reverse=True))
         _JSON_FORMS = tuple({json.dumps(form, ensure_ascii=False)[1:-1] for form in _FORMS})
@@ -147,7 +157,8 @@ def appears_in_json(text: str | bytes) -> bool:
 
 
 def redact(value: Any) -> Any:
-    """A JSON-like structure with every secret masked in its strings (keys included)."""
+    """A JSON-like structure with every secret masked in its strings (keys included), and every number that equals a
+    secret which is a number (an account number an agent echoed as `{"pin": 98765432}`) replaced by `"***"`."""
     if not _FORMS:
         return value
     if isinstance(value, str):
@@ -156,4 +167,19 @@ def redact(value: Any) -> Any:
         return {redact(k): redact(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [redact(v) for v in value]
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and value in _NUMBERS:
+        return MASK
     return value
+
+
+def _as_number(value: str) -> float | None:
+    """The number a secret is, when it is one written as JSON writes it with at least _MIN_NUMBER_DIGITS digits."""
+    if sum(char.isdigit() for char in value) < _MIN_NUMBER_DIGITS:
+        return None
+    try:
+        number = json.loads(value)
+    except (ValueError, RecursionError):
+        return None
+    if isinstance(number, bool) or not isinstance(number, (int, float)) or json.dumps(number) != value:
+        return None
+    return number

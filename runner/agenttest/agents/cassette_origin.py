@@ -61,12 +61,16 @@ def _pull_request_base(environ: Mapping[str, str]) -> str | None:
 
 def _changed_files(directory: Path, base: str) -> list[str]:
     """The files under `directory` that differ from `base` (committed since, changed in the working tree, or not
-    tracked), relative to the repository root, sorted."""
-    real = directory.resolve()
-    root = git_root(real)
-    if root is None:
+    tracked), relative to the repository root, sorted. The directory is compared as it is named, its symlinks kept:
+    `tapes` replaced by a symlink to another directory of the base commit is a change (the symlink and the files it
+    took the place of), not the other directory's unchanged files."""
+    named = Path(os.path.normpath(directory.absolute()))
+    root = git_root(named.parent if named.is_symlink() else named)
+    top = next((folder for folder in (named, *named.parents)
+                if not folder.is_symlink() and folder.resolve() == root), None) if root else None
+    if root is None or top is None:
         raise _CannotTell("it is not in a git repository")
-    inside = real.relative_to(root).as_posix() or "."
+    inside = named.relative_to(top).as_posix()
     try:
         _git(root, "cat-file", "-e", f"{base}^{{commit}}")
     except _GitFailed:

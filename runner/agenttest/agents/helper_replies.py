@@ -1,11 +1,18 @@
 """What helper agents answer, read robustly (README: Helper agents): a judge's verdict, a simulated user's next
 message, a generator's test cases.
 
-A reply is the response's structured `data` when it has some, else its `content`. Text is read from its end: the
-answer is the last JSON object in it — fenced or bare, prose around it, trailing commas repaired — that speaks the
-helper's protocol (a judge reasons first and gives its verdict last; an object quoted from the output under test
-comes before it, and nothing before the answer can change it). A reply that holds no usable answer is a
-HelperError, never a default verdict.
+A reply is the response's structured `data` when it has some, else its `content`. Text is read from its end: a
+judge reasons first and gives its verdict last, so its verdict is the last structured answer in it that speaks the
+judge's protocol — a JSON object (fenced or bare, trailing commas repaired) or a block of YAML `key: value` lines,
+whichever comes last, prose after it allowed — and output quoted before it cannot change it. A simulated user's
+turn is a JSON object only when its reply ends with one; any other reply is plain text, the message itself (an
+object it quoted from the agent is no turn). A reply that holds no usable answer is a HelperError, never a default
+verdict.
+
+Prose after a judge's verdict is allowed (models add "Let me know if…" often enough; requiring the verdict to end
+the reply would make their every verdict an error), so a judge that quotes the output and then gives no structured
+verdict of its own has an object quoted from the output read as its verdict; the built-in judge answers in JSON
+mode and never does.
 """
 
 from __future__ import annotations
@@ -13,17 +20,18 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from ..errors import HelperError
-from ..extract import embedded_json, extract_json, last_object, last_yaml
+from ..extract import embedded_json, extract_json, last_answer, last_object
 from .base import AgentResponse
 from .builtin import example_placeholders
 from .replies import snippet
 
-_SCANNED = 200_000     # characters at the end of a reply searched for its answer
+_SCANNED = 200_000     # characters at the end of a reply searched first for its answer (then extract.MAX_SCANNED)
 # The keys of each helper's answer: the last object holding any of them is the answer (a later object without
 # them, say a quoted example, is passed over; an earlier one is never reached).
 _JUDGE_KEYS = ("passed", "score", "reason", "reasoning", "suggestions")
@@ -66,10 +74,7 @@ def reply_value(response: AgentResponse) -> Any:
 def read_judge(response: AgentResponse) -> JudgeReply:
     """The verdict in a judge's reply. HelperError (kind `judge`) when there is none, or it is malformed."""
     value = reply_value(response)
-    verdict = _last_object(value, _JUDGE_KEYS)
-    if verdict is None and isinstance(value, str):
-        found = last_yaml(value)          # a judge may answer in YAML (`passed: true`)
-        verdict = found if isinstance(found, dict) and any(key in found for key in _JUDGE_KEYS) else None
+    verdict = _answer(value, _JUDGE_KEYS, last_answer)
     if verdict is None or not ("passed" in verdict or "score" in verdict):
         raise HelperError(f"its reply holds no verdict (a JSON object with 'passed' or 'score'): "
                           f"{_shown(value)}", "judge")
@@ -89,7 +94,7 @@ def read_simulator(response: AgentResponse) -> SimulatorReply:
     """The next user message in a simulator's reply; a reply with no JSON is the message itself. HelperError (kind
     `simulator`) when there is no message and the goal is not said to be achieved."""
     value = reply_value(response)
-    turn = _last_object(value, _SIMULATOR_KEYS)
+    turn = _answer(value, _SIMULATOR_KEYS, partial(last_object, at_end=True))
     if turn is None:
         text = value if isinstance(value, str) else "" if value is None else json.dumps(value, ensure_ascii=False)
         if not text.strip():
@@ -138,9 +143,9 @@ def _cases(value: Any) -> list[Any] | None:
     return None
 
 
-def _last_object(value: Any, keys: tuple[str, ...]) -> dict[str, Any] | None:
+def _answer(value: Any, keys: tuple[str, ...], read: Callable[..., dict[str, Any] | None]) -> dict[str, Any] | None:
     """`value` itself when it is an object with one of `keys`; in text, the whole text when it is such an object,
-    else the last such JSON object in its tail (`extract.last_object`, read from the end)."""
+    else what `read` (`extract.last_answer` or `last_object`) finds at its end holding one of them."""
     if isinstance(value, dict):
         return value if any(key in value for key in keys) else None
     if not isinstance(value, str):
@@ -148,7 +153,7 @@ def _last_object(value: Any, keys: tuple[str, ...]) -> dict[str, Any] | None:
     whole = _whole_object(value)
     if whole is not None:
         return whole if any(key in whole for key in keys) else None
-    return last_object(value, lambda found: any(key in found for key in keys), limit=_SCANNED)
+    return read(value, lambda found: any(key in found for key in keys), limit=_SCANNED)
 
 
 def _whole_object(text: str) -> dict[str, Any] | None:

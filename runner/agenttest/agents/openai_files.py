@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
+from ..workspace import UnsafePath, checked_file, repository_root
 
 
 def read_system(agent_id: str, system: str | None, config_dir: Path) -> str | None:
@@ -23,8 +24,8 @@ def read_system(agent_id: str, system: str | None, config_dir: Path) -> str | No
             raise ConfigError(f"{where}: prompt file {system.strip()} not found in {config_dir}")
         return system
     try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        return config_file(path, system.strip(), config_dir, where).decode("utf-8")
+    except UnicodeDecodeError as exc:
         raise ConfigError(f"{where}: cannot read {path}: {exc}") from exc
 
 
@@ -36,9 +37,7 @@ def read_tools(agent_id: str, tools: str | list[dict[str, Any]] | None, config_d
     if isinstance(tools, str):
         path = config_dir / tools
         try:
-            loaded = json.loads(path.read_text(encoding="utf-8"))
-        except OSError as exc:
-            raise ConfigError(f"{where}: cannot read {path}: {exc.strerror or exc}") from exc
+            loaded = json.loads(config_file(path, tools, config_dir, where))
         except ValueError as exc:
             raise ConfigError(f"{where}: {path} is not valid JSON: {exc}") from exc
         tools = loaded.get("tools") if isinstance(loaded, dict) and "tools" in loaded else loaded
@@ -52,3 +51,18 @@ def read_tools(agent_id: str, tools: str | list[dict[str, Any]] | None, config_d
             raise ConfigError(f"{where}[{index}]: expected {{type: function, function: {{name, parameters}}}}")
         result.append({"type": "function", **tool})
     return result
+
+
+def config_file(path: Path, shown: str, config_dir: Path, where: str) -> bytes:
+    """The bytes of a file agenttest.yaml names (at `where`), read as a suite's files are: only when it resolves,
+    symlinks followed, inside the repository holding agenttest.yaml (or its directory, without git), is a regular
+    file of at most MAX_SUITE_FILE_BYTES and not under .git/ (`workspace.checked_file`) — a pull request edits
+    agenttest.yaml too. ConfigError naming `where` otherwise."""
+    if not path.exists():
+        raise ConfigError(f"{where}: cannot read {shown}: no such file in {config_dir}")
+    try:
+        return checked_file(path, repository_root(config_dir), shown).read_bytes()
+    except UnsafePath as exc:
+        raise ConfigError(f"{where}: {exc}") from None
+    except OSError as exc:
+        raise ConfigError(f"{where}: cannot read {shown}: {exc.strerror or exc}") from None

@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import os
 import re
 import sys
 from collections import defaultdict
@@ -115,6 +116,11 @@ class Cassettes:
         self._shown = shown or str(directory)       # the directory as the user named it, for messages
         self._cwd = cwd                             # suite files are named relative to it …
         self._root = root.resolve() if root else None   # … and filed relative to the repository root
+        # No folder below this one may be a symlink on the way to a cassette: the repository root for a directory
+        # inside it (`tapes` itself included), else the directory the user named.
+        named = Path(os.path.normpath(directory.absolute()))
+        self._within = self._root if self._root and named.is_relative_to(self._root) and named != self._root \
+            else named
         self._loaded: dict[Path, _File] = {}
         self._recorded: dict[Path, dict[str, _Interaction]] = defaultdict(dict)
         self._configs: dict[Path, dict[str, dict[str, Any]]] = defaultdict(dict)
@@ -262,7 +268,7 @@ class Cassettes:
     def _read(self, path: Path) -> _File:
         if path not in self._loaded:
             with reading():
-                self._loaded[path] = _load(path, self._display(path))
+                self._loaded[path] = _load(path, self._display(path), self._within)
         return self._loaded[path]
 
     def _display(self, path: Path | None = None) -> str:
@@ -271,12 +277,12 @@ class Cassettes:
         return str(Path(self._shown) / path.relative_to(self.directory))
 
 
-def _load(path: Path, shown: str) -> _File:
+def _load(path: Path, shown: str, within: Path) -> _File:
     """A cassette file (empty when there is none). AgentCallError naming it when it cannot be read: not a regular
-    file (a symlink, a device), larger than MAX_CASSETTE_BYTES, or not a cassette. A call's key is worked out
-    again from its recorded request, never taken from the file."""
+    file (a symlink, a device), under a folder below `within` that is a symlink, larger than MAX_CASSETTE_BYTES, or
+    not a cassette. A call's key is worked out again from its recorded request, never taken from the file."""
     try:
-        data = json.loads(read_regular_file(path, MAX_CASSETTE_BYTES))
+        data = json.loads(read_regular_file(path, MAX_CASSETTE_BYTES, within=within))
     except FileNotFoundError:
         return _File()
     except (OSError, ValueError, RecursionError) as exc:

@@ -10,6 +10,7 @@ from typing import Any
 
 from ..cases.model import Case
 from ..errors import UsageError
+from ..files import MAX_NAMED_FILE_BYTES, read_regular_file
 
 DEFAULT_USER = "test-user"
 DEFAULT_TEAM = "test-team"
@@ -34,7 +35,7 @@ class RequestIdentity:
         if ctx_file is None:
             return identity
         try:
-            raw = json.loads(ctx_file.read_text(encoding="utf-8"))
+            raw = json.loads(read_regular_file(ctx_file, MAX_NAMED_FILE_BYTES, follow_symlinks=True))
         except (OSError, ValueError) as exc:
             raise UsageError(f"--ctx {ctx_file}: {exc}") from exc
         if not isinstance(raw, dict):

@@ -14,6 +14,7 @@ from pydantic import ValidationError
 from ..analysis import compare, report_pass_rate, stability_summary
 from ..bounds import MAX_STORED_CHARS, json_safe, stored
 from ..errors import UsageError
+from ..files import MAX_NAMED_FILE_BYTES, read_regular_file
 from ..github.log import write_line
 from ..hints import plural
 from ..options import shard_of
@@ -30,7 +31,7 @@ def read_report(path: Path, name: str | None = None) -> dict[str, Any]:
     (`report_file.ReportFile`): UsageError naming the file (as `name`) and the first field that is wrong."""
     shown = name or str(path)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"), parse_constant=_not_json)
+        data = json.loads(read_regular_file(path, MAX_NAMED_FILE_BYTES, follow_symlinks=True), parse_constant=_not_json)
     except FileNotFoundError:
         raise UsageError(f"{shown}: no such file") from None
     except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...errors import ConfigError
 from ..base import AgentRequest, AgentResponse
+from ..openai_files import config_file
 from ..settings import BuiltinSettings, OpenAISettings
 
 if TYPE_CHECKING:
@@ -53,12 +54,11 @@ def prompt_text(agent_id: str, settings: BuiltinSettings, config_dir: Path) -> s
     if not settings.prompt:
         return default_prompt(settings.builtin)
     path = config_dir / settings.prompt
+    if not path.exists():
+        raise ConfigError(f"agents.{agent_id}.prompt: prompt file {settings.prompt} not found in {config_dir}")
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConfigError(f"agents.{agent_id}.prompt: prompt file {settings.prompt} not found in {config_dir}") \
-            from None
-    except (OSError, UnicodeDecodeError) as exc:
+        text = config_file(path, settings.prompt, config_dir, f"agents.{agent_id}.prompt").decode("utf-8")
+    except UnicodeDecodeError as exc:
         raise ConfigError(f"agents.{agent_id}.prompt: cannot read {path}: {exc}") from exc
     if not text.strip():
         raise ConfigError(f"agents.{agent_id}.prompt: {settings.prompt} is empty")
