@@ -11,11 +11,14 @@ import sysconfig
 import zipfile
 from pathlib import Path
 
+import pytest
+
 from installs import checkout, offline_env
 
 REPO = Path(__file__).resolve().parents[1]
 
 
+@pytest.mark.slow
 def test_the_wheel_carries_the_prompts_and_runs_agent_driven_suites(tmp_path: Path) -> None:
     wheels, target = tmp_path / "wheels", tmp_path / "site"
     # Offline, and nothing written into the checkout: the build runs in a copy, with this environment's setuptools

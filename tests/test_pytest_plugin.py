@@ -201,6 +201,7 @@ def test_async_tests_await_the_agent_and_the_judge(project: pytest.Pytester) -> 
                                  "(score 0 < threshold 0.5)", "E*- mention 'invoice'"])
 
 
+@pytest.mark.slow
 def test_xdist_workers_each_have_their_own_pool(project: pytest.Pytester, agent_server: ScriptedServer) -> None:
     project.makepyfile(test_many="""
         import os
@@ -248,6 +249,7 @@ def test_the_config_option_and_a_config_mistake(pytester: pytest.Pytester) -> No
     result.stdout.fnmatch_lines(["*broken.yaml: agents.a.ulr: unknown key (did you mean 'url'?)*"])
 
 
+@pytest.mark.slow
 def test_the_readme_example_passes_against_the_example_agent(pytester: pytest.Pytester,
                                                             monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("AGENTTEST_CONFIG", raising=False)

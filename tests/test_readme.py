@@ -12,6 +12,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from agenttest.agents.settings import Price
 from agenttest.cases import load_suite
 from agenttest.cases.model import Case
@@ -42,6 +44,7 @@ def test_the_case_examples_load(tmp_path: Path) -> None:
     assert [e.id for e in entries] == ["greeting", "asks-for-details", "confirm"]
 
 
+@pytest.mark.slow
 def test_the_quick_start_first_command_installs_agenttest_and_runs_the_example(tmp_path: Path) -> None:
     command = _blocks("sh")[0].strip()
     assert command.startswith("python3 -m venv .venv && .venv/bin/pip install . && ")

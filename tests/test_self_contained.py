@@ -37,6 +37,7 @@ def _clone(tmp_path: Path) -> Path:
     return clone
 
 
+@pytest.mark.slow
 def test_a_fresh_clone_collects_every_test(tmp_path: Path) -> None:
     clone = _clone(tmp_path)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "AGENTTEST_", "PYTEST_"))}

@@ -8,6 +8,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
 from installs import checkout, offline_env
@@ -24,6 +25,7 @@ def run_step(step: dict[str, Any], env: dict[str, str], cwd: Path) -> subprocess
     return subprocess.run([*BASH, step["run"]], cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
 
 
+@pytest.mark.slow
 def test_the_install_step_installs_the_actions_checkout_and_the_run_step_runs_it(tmp_path: Path,
                                                                                workspace: Path) -> None:
     action = checkout(tmp_path / "action", "composite")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -114,6 +115,15 @@ class Project:
     def run(self, *args: str, **kwargs: Any) -> Run:
         return run_cli(*args, cwd=self.root, **kwargs)
 
+    def copy(self, source: Path, *names: str) -> None:
+        """Copies of the files and directories `names` of the project at `source`: artifacts that one fixture
+        made for several tests, each of which may change its own copies."""
+        for name in names:
+            if (source / name).is_dir():
+                shutil.copytree(source / name, self.root / name)
+            else:
+                shutil.copy2(source / name, self.root / name)
+
 
 # Notes each call's case id in $AGENT_STARTED_FILE when it starts and in $AGENT_CALLS_FILE when it answers.
 ECHO_AGENT = '''
@@ -139,7 +149,12 @@ def note(variable, request):
 
 @pytest.fixture
 def project(tmp_path: Path) -> Project:
-    proj = Project(tmp_path)
+    return echo_project(tmp_path)
+
+
+def echo_project(root: Path) -> Project:
+    """A project at `root` whose default agent is ECHO_AGENT."""
+    proj = Project(root)
     proj.write("agenttest.yaml", """
         version: 1
         defaults:

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from e2e.conftest import Project
+from e2e.conftest import Project, echo_project
 
 ACTIONS = {"GITHUB_ACTIONS": "true"}
 
@@ -39,12 +40,23 @@ CRAFTED = [
 ]
 
 
-@pytest.fixture
-def shards(project: Project) -> Project:
-    project.suite("s.jsonl", *[{"id": f"c{i}", "input": f"x{i}", "assert": {"type": "contains", "value": "echo"}}
-                               for i in range(4)])
+@pytest.fixture(scope="module")
+def two_shards(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A project with the reports of the two shards of one run, made once for the module."""
+    made = echo_project(tmp_path_factory.mktemp("shards"))
+    made.suite("s.jsonl", *[{"id": f"c{i}", "input": f"x{i}", "assert": {"type": "contains", "value": "echo"}}
+                            for i in range(4)])
     for k in (1, 2):
-        assert project.run("-i", "s.jsonl", "--shard", f"{k}/2", "--output-dir", f"shard{k}").code == 0
+        run = made.run("-i", "s.jsonl", "--shard", f"{k}/2", "--output-dir", f"shard{k}",
+                       env={"XDG_CACHE_HOME": str(made.root / "cache")})
+        assert run.code == 0, run.stdout + run.stderr
+    return made.root
+
+
+@pytest.fixture
+def shards(project: Project, two_shards: Path) -> Project:
+    """`project` with copies of the suite and the shard reports of `two_shards`, for the test to craft."""
+    project.copy(two_shards, "s.jsonl", "shard1", "shard2")
     return project
 
 

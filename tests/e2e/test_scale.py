@@ -49,7 +49,12 @@ async def respond(request):
 
 @pytest.fixture
 def project(tmp_path: Path) -> Project:
-    proj = Project(tmp_path)
+    return runs_project(tmp_path)
+
+
+def runs_project(root: Path) -> Project:
+    """A project at `root` whose default agent is AGENT."""
+    proj = Project(root)
     proj.write("agenttest.yaml", """
         version: 1
         defaults:
@@ -69,6 +74,29 @@ def case(case_id: str, text: str) -> dict[str, Any]:
 
 def run(project: Project, *args: str, env: dict[str, str] | None = None) -> Run:
     return project.run(*args, env={"CALLS_FILE": str(project.root / "calls.jsonl"), **(env or {})})
+
+
+def shards_of(root: Path, cases: int, shards: int, whole: bool = False) -> Path:
+    """A project at `root` with a suite of `cases` passing cases and the reports of its `shards` shards (and of the
+    whole run in main/): made once for a module, copied by each test (Project.copy) that changes them."""
+    made = runs_project(root)
+    made.suite("s.jsonl", *[case(f"c{i}", "x") for i in range(cases)])
+    own_cache = {"XDG_CACHE_HOME": str(root / "cache")}
+    for args in ([["--output-dir", "main"]] if whole else []) + [
+            ["--shard", f"{k}/{shards}", "--output-dir", f"shard{k}"] for k in range(1, shards + 1)]:
+        result = run(made, "-i", "s.jsonl", *args, env=own_cache)
+        assert result.code == 0, result.stdout + result.stderr
+    return root
+
+
+@pytest.fixture(scope="module")
+def three_shards(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return shards_of(tmp_path_factory.mktemp("three-shards"), cases=6, shards=3)
+
+
+@pytest.fixture(scope="module")
+def two_shards_and_main(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return shards_of(tmp_path_factory.mktemp("two-shards"), cases=2, shards=2, whole=True)
 
 
 def calls(project: Project) -> list[dict[str, Any]]:
@@ -234,11 +262,9 @@ def test_adding_a_case_moves_few_others_between_shards(project: Project) -> None
     ("unsharded", "merge: whole/report.json is not the report of a shard (run with --shard K/N)"),
     ("not-json", "Error: junk.json: not a report.json (Expecting property name"),
 ])
-def test_merge_refuses_reports_that_are_not_the_shards_of_one_run(project: Project, setup: str,
+def test_merge_refuses_reports_that_are_not_the_shards_of_one_run(project: Project, three_shards: Path, setup: str,
                                                                    message: str) -> None:
-    project.suite("s.jsonl", *[case(f"c{i}", "x") for i in range(6)])
-    for k in (1, 2, 3):
-        run(project, "-i", "s.jsonl", "--shard", f"{k}/3", "--output-dir", f"shard{k}")
+    project.copy(three_shards, "s.jsonl", "shard1", "shard2", "shard3")
     first, second, third = (f"shard{k}/report.json" for k in (1, 2, 3))
     if setup == "missing":
         args = [first, second]
@@ -369,11 +395,8 @@ def test_a_shard_report_is_no_baseline_and_regression_without_a_baseline_says_so
     ({"duration_ms": "slow"}, "results[0].duration_ms: expected a number, got string"),
 ])
 def test_an_edited_report_is_refused_as_a_baseline_and_by_merge_naming_what_is_wrong(
-        project: Project, edit: dict[str, Any], message: str) -> None:
-    project.suite("s.jsonl", case("a", "x"), case("b", "x"))
-    run(project, "-i", "s.jsonl", "--output-dir", "main")
-    for k in (1, 2):
-        run(project, "-i", "s.jsonl", "--shard", f"{k}/2", "--output-dir", f"shard{k}")
+        project: Project, two_shards_and_main: Path, edit: dict[str, Any], message: str) -> None:
+    project.copy(two_shards_and_main, "s.jsonl", "main", "shard1", "shard2")
     for path in (project.root / "main" / "report.json", project.root / "shard1" / "report.json"):
         data = json.loads(path.read_text())
         data["results"][0].update(edit)
@@ -385,10 +408,8 @@ def test_an_edited_report_is_refused_as_a_baseline_and_by_merge_naming_what_is_w
     assert "Traceback" not in baseline.stderr + merged.stderr
 
 
-def test_a_report_with_infinity_is_not_json_to_merge(project: Project) -> None:
-    project.suite("s.jsonl", case("a", "x"), case("b", "x"))
-    for k in (1, 2):
-        run(project, "-i", "s.jsonl", "--shard", f"{k}/2", "--output-dir", f"shard{k}")
+def test_a_report_with_infinity_is_not_json_to_merge(project: Project, two_shards_and_main: Path) -> None:
+    project.copy(two_shards_and_main, "s.jsonl", "shard1", "shard2")
     path = project.root / "shard1" / "report.json"
     path.write_text(path.read_text().replace('"duration_ms": ', '"duration_ms": Infinity, "x": ', 1))
     merged = project.run("merge", "shard1/report.json", "shard2/report.json")
