@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..actions_log import write_line
+from ..github.log import write_line
 from ..project import ProjectConfig
 from ..secrets import redact
 from ..workspace import repository_root
