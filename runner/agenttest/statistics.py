@@ -1,5 +1,6 @@
-"""The statistics of decisions under noise (SPEC §7): intervals, exact tests, false-discovery control, the stopping
-rule of adaptive runs and a judge's agreement with labels — pure functions, exact where a verdict hangs on them.
+"""The statistics of decisions under noise: intervals, exact tests, false-discovery control, the stopping rule of
+adaptive runs and a judge's agreement with labels (docs/calibrate.md) — pure functions, exact where a verdict hangs
+on them.
 
 The comparison with a baseline, the stability analysis and `calibrate` call these; reporters only render what they
 return. No scipy: the exact tests are sums of binomial coefficients, computed in fractions, so that a p-value that

@@ -1,4 +1,4 @@
-"""`agenttest calibrate`: a judge measured against labelled examples before anyone trusts it (SPEC §7).
+"""`agenttest calibrate`: a judge measured against labelled examples before anyone trusts it (docs/calibrate.md).
 
 Each labelled line is put to the judge as a `type: agent` assertion puts a case to it — the same assertion code,
 helper caller, cache, budget and cassettes — and its verdicts are compared with the labels by `statistics`:
