@@ -54,8 +54,11 @@ _CSS_MARKERS = ("margin:", "padding:", "display:", "color:", "background:", "fon
 # Brackets that start no JSON value before `embedded_json` gives up (each costs a scan of the rest of the text).
 _MAX_MISSES = 20
 
-# The most of a helper's reply read for its answer, from its end (`_read_back`).
+# The most of a helper's reply read for its answer, from its end (`_read_back`); and the most characters all the
+# backward walks of one reading may step through (a reply of 4,000,000 `}` would otherwise take a minute).
 MAX_SCANNED = 4_000_000
+# The longest object repaired (json_repair takes ~10 s a million characters); a longer one must be strict JSON.
+_MAX_REPAIRED = 200_000
 
 # A YAML document expanded through aliases can be exponentially larger than its text ("billion laughs").
 _MAX_YAML_NODES = 100_000
@@ -101,7 +104,8 @@ def last_object(text: str, wanted: Callable[[dict[str, Any]], bool], limit: int 
     stray quote) can hide it or stand in for it. Objects `wanted` rejects are passed over (a helper may add one
     after its answer). Returns None when there is no wanted object, when a `{` after it starts no readable object
     (the answer itself is broken: what comes before it is no answer), after _MAX_MISSES closing braces that end no
-    object (they are tried from the end: the tail is never given up), or — `at_end` — when anything but whitespace
+    object or MAX_SCANNED characters walked back from them (they are tried from the end: the tail is never given
+    up; an object longer than _MAX_REPAIRED must be strict JSON), or — `at_end` — when anything but whitespace
     or a closing fence follows it (the reply is then prose that may quote an object, not an object). The last
     `limit` characters are read, or the last `widest` when the answer starts before them (`_read_back`)."""
     def read(window: str, cut: bool) -> _Found | None:
@@ -165,8 +169,8 @@ def _read_back(text: str, limit: int, widest: int, read: Callable[[str, bool], _
 def _json_answer(text: str, wanted: Callable[[dict[str, Any]], bool], cut: bool) -> _Found | None:
     """`last_object`'s reading of `text`, a window of the reply (`cut`: its start is not the reply's). _Cut when
     the object a closing brace ends may start before the window."""
-    end, misses = len(text), 0
-    while misses < _MAX_MISSES:
+    end, misses, walked = len(text), 0, 0
+    while misses < _MAX_MISSES and walked < MAX_SCANNED:
         last = text.rfind("}", 0, end)
         opened = text.rfind("{", last + 1, end)
         if opened >= 0:              # an object after the last that closes: the answer is broken
@@ -176,6 +180,7 @@ def _json_answer(text: str, wanted: Callable[[dict[str, Any]], bool], cut: bool)
         start = _opening(text, last)
         if start is None and cut:
             raise _Cut
+        walked += last - (start or 0)
         value = None
         # Read backwards and forwards, the span must be the same one: a repair never reaches past it.
         if start is not None and text[start] == "{" and _closing(text, start) == last + 1:
@@ -359,7 +364,7 @@ def _parse_embedded(candidate: str) -> Any | None:
     try:
         value = json.loads(candidate, parse_constant=_reject_constant)
     except (ValueError, RecursionError):
-        repaired = _repair(candidate) if candidate.startswith("{") else None
+        repaired = _repair(candidate) if candidate.startswith("{") and len(candidate) <= _MAX_REPAIRED else None
         value = repaired if isinstance(repaired, dict) else None     # a repair may turn prose into a list
     return value if isinstance(value, (dict, list)) and value else None
 
