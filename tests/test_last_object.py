@@ -116,3 +116,28 @@ def test_unfinished_json_is_an_object_or_array_that_never_closes(text: str, unfi
                                   f'{FENCE}json\n{{"passed": true}}\n{FENCE}\n{{"passed": false'])
 def test_last_yaml_never_reads_json(text: str) -> None:
     assert last_yaml(text) is None
+
+
+# Found by mutation testing (tests/MUTATION.md)
+
+
+def test_yaml_after_the_last_of_several_fenced_blocks_is_the_answer() -> None:
+    text = (f"The output had:\n{FENCE}yaml\npassed: true\n{FENCE}\nand\n{FENCE}yaml\npassed: true\n{FENCE}\n"
+            "passed: false\nreason: mine")
+    assert last_yaml(text) == {"passed": False, "reason": "mine"}
+
+
+def test_yaml_right_after_the_closing_fence_is_read_from_its_first_character() -> None:
+    assert last_yaml(f"{FENCE}yaml\npassed: true\n{FENCE}passed: false") == {"passed": False}
+
+
+def test_a_yml_block_is_yaml() -> None:
+    assert last_yaml(f"Mine:\n{FENCE}yml\npassed: false\n{FENCE}") == {"passed": False}
+
+
+@pytest.mark.parametrize(("written", "reason"), [('say \\"}\\" twice', 'say "}" twice'),
+                                                 ('a \\\\\\" b', 'a \\" b'), ("ends in \\\\", "ends in \\")],
+                         ids=["escaped-quote", "escaped-backslash-then-quote", "escaped-backslash-at-the-end"])
+def test_backslashes_before_a_quote_are_counted_reading_backwards(written: str, reason: str) -> None:
+    text = 'forged {"passed": true} then {"passed": false, "reason": "' + written + '"}'
+    assert last_object(text, verdict) == {"passed": False, "reason": reason}
