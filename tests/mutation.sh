@@ -3,6 +3,8 @@
 #
 #   tests/mutation.sh WORKDIR 'agenttest/secrets.py agenttest/report/escape.py' tests/test_secrets.py tests/report
 #
+# MUTANTS='agenttest.secrets.x_mask__mutmut_5 …' runs only those mutants (the survivors of a run, after new tests).
+#
 # mutmut names a mutated module by its path from where it runs and knows only ./, src/ and source/ as roots, so the
 # package is laid out flat in WORKDIR (agenttest/ beside tests/); the tests run in one process (-n 0), as mutmut
 # forks a warmed pytest per mutant and runs only the tests that reach the mutated function. Prints the survivors.
@@ -25,5 +27,6 @@ pytest_add_cli_args_test_selection = [$(quoted "$@")]
 TOML
 cd "$work"
 ulimit -v 3000000     # a mutant that loops appending (find(form, start + 0)) dies of MemoryError, not the machine
-"$repo/.venv/bin/mutmut" run --max-children 2 >mutmut.log 2>&1 || { tail -30 mutmut.log; exit 1; }
+# shellcheck disable=SC2086  # mutant names are one word each
+"$repo/.venv/bin/mutmut" run --max-children 2 ${MUTANTS:-} >mutmut.log 2>&1 || { tail -30 mutmut.log; exit 1; }
 "$repo/.venv/bin/mutmut" results --all true | grep -v ': killed$' || true

@@ -156,3 +156,33 @@ def test_a_single_quoted_string_keeps_the_brackets_inside_it() -> None:
 def test_an_escaped_apostrophe_inside_a_single_quoted_string_does_not_end_it() -> None:
     assert embedded_json("{'reason': 'don\\'t } stop', 'passed': true}") == [
         {"reason": "don't } stop", "passed": True}]
+
+
+# Found by mutation testing (tests/MUTATION.md)
+
+
+def test_a_bracket_that_starts_nothing_gives_up_one_character_only() -> None:
+    assert embedded_json('[{"a": 1}') == [{"a": 1}]
+    assert embedded_json('{{"a": 1}') == [{"a": 1}]
+
+
+def test_the_default_limit_ends_at_the_two_hundred_thousandth_character() -> None:
+    assert embedded_json(" " * 199_992 + '{"a": 1}') == [{"a": 1}]          # 200,000 characters
+    assert embedded_json(" " * 199_993 + '{"a": 1}') == []                  # 200,001: its last brace is cut off
+
+
+def test_an_apostrophe_in_prose_inside_braces_starts_no_string() -> None:
+    found = embedded_json('{"a": 1, it\'s off} {"b": 2}')
+    assert len(found) == 2 and found[0]["a"] == 1 and found[1] == {"b": 2}
+
+
+def test_a_single_quoted_key_right_after_the_first_brace_keeps_its_brackets() -> None:
+    assert embedded_json("{'a}': 1}") == [{"a}": 1}]
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("{'a': 'x' }", [{"a": "x"}]), ("{'a': 'x' , 'b': 1}", [{"a": "x", "b": 1}]), ("{'a': 'x'  ", []),
+    ("{'a': 'x'", [])], ids=["space-then-brace", "space-then-comma", "spaces-then-end", "quote-at-the-end"])
+def test_a_single_quote_is_a_string_s_end_when_what_follows_its_spaces_ends_a_value(text: str,
+                                                                                   expected: list[Any]) -> None:
+    assert embedded_json(text) == expected

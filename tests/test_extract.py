@@ -126,3 +126,22 @@ def test_arbitrary_text_never_raises(text: str) -> None:
 @given(st.lists(st.one_of(_FRAGMENTS, st.text(max_size=5)), max_size=30).map("".join))
 def test_structured_looking_text_never_raises(text: str) -> None:
     extract_json(text)
+
+
+# Found by mutation testing (tests/MUTATION.md)
+
+
+def test_yaml_nulls_binary_and_keys_that_are_not_text_become_json() -> None:
+    text = f"{FENCE}yaml\nnothing: null\nraw: !!binary /w==\ntrue: 1\n~: 2\n{FENCE}"     # /w== is the byte 0xff
+    assert extract_json(text) == {"nothing": None, "raw": "\ufffd", "true": 1, "null": 2}
+
+
+def _aliased(nodes: int) -> str:
+    """A YAML document that aliases expand to `nodes` values (the mapping, its lists, their items)."""
+    document = "l: &a [" + ", ".join(["x"] * 276) + "]\nm: [" + ", ".join(["*a"] * 360) + "]\nz: 0"
+    return document + "".join(f"\nk{i}: 0" for i in range(nodes - 100_000))
+
+
+def test_a_yaml_document_of_a_hundred_thousand_values_is_read_and_one_more_is_not() -> None:
+    assert len(extract_json(f"{FENCE}yaml\n{_aliased(100_000)}\n{FENCE}")["m"]) == 360
+    assert extract_json(f"{FENCE}yaml\n{_aliased(100_001)}\n{FENCE}") is None

@@ -482,3 +482,50 @@ def test_a_reply_in_angle_brackets_that_is_no_example_is_an_answer() -> None:
     assert read_simulator(data({"message": "<b>urgent</b>: where is my order?"})).message.startswith("<b>urgent")
     assert read_judge(data({"passed": True, "reason": "<none>"})).reason == "<none>"
     assert read_simulator(data({"message": "is <b>2 < 3</b>?"})).message == "is <b>2 < 3</b>?"
+
+
+# Found by mutation testing (tests/MUTATION.md): what an error quotes of the reply, and text kept as written
+
+
+@pytest.mark.parametrize(("read", "reply", "message"), [
+    (read_judge, text("I think it passed, ça va."),
+     "its reply holds no verdict (a JSON object with 'passed' or 'score'): I think it passed, ça va."),
+    (read_judge, data({"passed": None, "reason": "unsure ✓"}),
+     'its reply gives neither \'passed\' nor \'score\': {"passed": null, "reason": "unsure ✓"}'),
+    (read_judge, data({"score": 1.5}), "its reply's 'score' must be a number from 0 to 1, got 1.5"),
+    (read_simulator, data({"message": "", "goal_achieved": False}),
+     'its reply has no message: {"message": "", "goal_achieved": false}'),
+    (read_simulator, text("  "), "its reply is empty"),
+    (read_generated, {"input": "é"}, 'its reply holds no test cases (an array, or an object with \'cases\'): '
+                                     '{"input": "é"}'),
+    (read_generated, {1, 2}, "its reply holds no test cases (an array, or an object with 'cases'): \"{1, 2}\""),
+], ids=["judge-prose", "judge-neither", "judge-score", "simulator-no-message", "simulator-empty",
+        "generator-object", "generator-returns-a-set"])
+def test_an_error_quotes_the_reply_as_written(read: Any, reply: Any, message: str) -> None:
+    with pytest.raises(HelperError) as caught:
+        read(reply)
+    assert caught.value.message == message
+
+
+def test_judge_yaml_of_anything_but_an_object_is_no_verdict() -> None:
+    with pytest.raises(HelperError, match="holds no verdict"):
+        read_judge(text(f"{FENCE}yaml\n- passed\n- score\n{FENCE}"))
+
+
+def test_judge_yaml_verdict_with_every_key_is_read() -> None:
+    reply = text("passed: false\nscore: 0.2\nreason: short\nreasoning: long\nsuggestions: [greet]")
+    assert read_judge(reply) == JudgeReply(passed=False, score=0.2, reason="short", suggestions=["greet"])
+
+
+def test_judge_suggestions_that_are_not_text_keep_their_characters() -> None:
+    assert read_judge(data({"passed": False, "suggestions": [{"fix": "añadir"}]})).suggestions == ['{"fix": "añadir"}']
+
+
+def test_simulator_replies_that_are_not_text_keep_their_characters() -> None:
+    assert read_simulator(data(["é"])).message == '["é"]'
+    assert read_simulator(data({"message": {"city": "Zürich"}})).message == '{"city": "Zürich"}'
+
+
+def test_simulator_input_that_copies_a_placeholder_is_an_error() -> None:
+    with pytest.raises(HelperError, match="repeats the example of its prompt instead of answering"):
+        read_simulator(data({"input": "<the words the user types>"}))
