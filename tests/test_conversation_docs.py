@@ -48,12 +48,14 @@ def _flat(text: str) -> str:
 
 def test_the_pages_cases_end_as_it_says_and_the_reports_show_what_it_shows(tmp_path: Path) -> None:
     root = _example(tmp_path)
-    assert set(_cases()) == {"turns-with-a-guard", "static-trip", "read-only"}
+    assert set(_cases()) == {"submit-by-talking", "scripted", "turns-with-a-guard", "static-trip", "read-only"}
     proc = _run(root, "-i", "examples/expense/tests/docs.jsonl", "--parallel", "1")
     assert proc.returncode == 1, proc.stdout + proc.stderr
     report = json.loads((root / "agenttest-results" / "report.json").read_text())
     ended = {r["id"]: (r["status"], r["metadata"]["termination"]) for r in report["results"]}
-    assert ended == {"turns-with-a-guard": ("passed", "turns_completed"), "static-trip": ("passed", "turns_completed"),
+    assert ended == {"submit-by-talking": ("passed", "checkpoints_reached"),
+                     "scripted": ("passed", "checkpoints_reached"),
+                     "turns-with-a-guard": ("passed", "turns_completed"), "static-trip": ("passed", "turns_completed"),
                      "read-only": ("failed", "guard_broken")}
     [console] = [block for block in _blocks("text") if block.startswith("► [read-only]")]
     printed = proc.stdout[proc.stdout.index("► [read-only]"):].splitlines()[:len(console.splitlines())]

@@ -10,11 +10,11 @@ from pathlib import Path
 import yaml
 
 from agenttest.hosting import ACTION, PIP_REQUIREMENT, REPOSITORY, VERSION
+from docs_pages import PAGES, blocks, text
 from e2e.conftest import run_cli
 
-REPO = Path(__file__).resolve().parents[1]
-README = (REPO / "README.md").read_text()
-DOCS = {name: (REPO / name).read_text() for name in ("README.md", "docs/providers.md", "docs/calibrate.md")}
+README = text("README.md")
+DOCS = {name: text(name) for name in PAGES}
 
 
 def test_every_action_the_docs_use_is_agenttests_at_its_coordinates_or_githubs_own() -> None:
@@ -29,7 +29,7 @@ def test_every_action_the_docs_use_is_agenttests_at_its_coordinates_or_githubs_o
 def test_every_pip_line_and_pre_commit_repository_names_the_coordinates() -> None:
     requirements = {found for text in DOCS.values() for found in re.findall(r'"(agenttest-ci @ [^"]+)"', text)}
     assert requirements == {PIP_REQUIREMENT}
-    hooks = next(yaml.safe_load(block) for block in re.findall(r"^```yaml\n(.*?)^```", README, re.M | re.S)
+    hooks = next(yaml.safe_load(block) for block in blocks("docs/command-line.md", "yaml")
                  if block.startswith("repos:"))
     assert [(repo["repo"], repo["rev"]) for repo in hooks["repos"]] == [(f"https://github.com/{REPOSITORY}",
                                                                          VERSION)]
@@ -38,7 +38,7 @@ def test_every_pip_line_and_pre_commit_repository_names_the_coordinates() -> Non
 
 
 def test_the_github_section_opens_with_the_coordinates_and_how_to_change_them() -> None:
-    section = README[README.index("## Use in GitHub Actions"):]
+    section = README[README.index("## In GitHub Actions"):]
     opening = section.split("\n\n")[1]
     assert opening.startswith("**Where agenttest is published.**")
     for needed in (f"`uses: {ACTION}`", f"`{REPOSITORY}` is the GitHub repository where this repository is hosted",

@@ -4,7 +4,6 @@ HTTP on 127.0.0.1, a Python agent, and a built-in judge on the local fake OpenAI
 from __future__ import annotations
 
 import json
-import re
 import shutil
 import textwrap
 import threading
@@ -15,6 +14,7 @@ from typing import Any
 import pytest
 from aiohttp import web
 
+import docs_pages
 from e2e.conftest import helper_server
 from fakes.server import ScriptedServer
 
@@ -253,9 +253,7 @@ def test_the_config_option_and_a_config_mistake(pytester: pytest.Pytester) -> No
 def test_the_readme_example_passes_against_the_example_agent(pytester: pytest.Pytester,
                                                             monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("AGENTTEST_CONFIG", raising=False)
-    readme = (REPO / "README.md").read_text()
-    section = readme.split("## Testing agents from Python (pytest)", 1)[1]
-    [example] = re.findall(r"^```python\n(.*?)^```", section.split("\n## ", 1)[0], re.M | re.S)
+    [example] = docs_pages.blocks("docs/python.md", "python")
     shutil.copytree(REPO / "examples" / "expense", pytester.path, dirs_exist_ok=True)
     pytester.makeini(INI)
     pytester.makepyfile(test_readme=example)

@@ -1,4 +1,4 @@
-"""Every example in the README is real: the config loads, the cases load, the quick-start commands exist."""
+"""Every example in the README and in docs/ is real: the configs load, the cases load and pass, the commands run."""
 
 from __future__ import annotations
 
@@ -18,18 +18,18 @@ from agenttest.agents.settings import Price
 from agenttest.cases import load_suite
 from agenttest.cases.model import Case
 from agenttest.config import load_project
+from docs_pages import REPO, all_blocks, blocks, text
 from installs import checkout, offline_env
 
-REPO = Path(__file__).resolve().parents[1]
-README = (REPO / "README.md").read_text()
+README = text("README.md")
 
 
 def _blocks(language: str) -> list[str]:
-    return re.findall(rf"^```{language}\n(.*?)^```", README, re.M | re.S)
+    return blocks("README.md", language)
 
 
 def test_the_config_example_loads(tmp_path: Path) -> None:
-    config = next(block for block in _blocks("yaml") if block.startswith("version: 1"))
+    config = next(block for block in blocks("docs/configuration.md", "yaml") if block.startswith("version: 1"))
     path = tmp_path / "agenttest.yaml"
     path.write_text(config)
     project = load_project(path)
@@ -38,7 +38,7 @@ def test_the_config_example_loads(tmp_path: Path) -> None:
 
 
 def test_the_case_examples_load(tmp_path: Path) -> None:
-    (suite := tmp_path / "cases.jsonl").write_text(_blocks("jsonl")[0])
+    (suite := tmp_path / "cases.jsonl").write_text(blocks("docs/test-cases.md", "jsonl")[0])
     entries = load_suite([str(suite)], cwd=tmp_path, repo_root=tmp_path).entries
     assert [type(e) for e in entries] == [Case, Case, Case]
     assert [e.id for e in entries] == ["greeting", "asks-for-details", "confirm"]
@@ -68,8 +68,8 @@ def test_ci_runs_the_readmes_test_command_with_no_network() -> None:
 
 
 def _shell_command(flag: str) -> str:
-    """The README's one `sh` example using `flag`."""
-    [command] = [block.strip() for block in _blocks("sh") if f" {flag} " in block]
+    """The one `sh` example of the README and docs/ using `flag`."""
+    [command] = [block.strip() for block in all_blocks("sh") if f" {flag} " in block]
     return command
 
 
@@ -92,7 +92,8 @@ def _as_typed(command: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 
 
 def test_an_agent_receives_the_request_the_readme_shows(tmp_path: Path) -> None:
-    documented = json.loads(next(block for block in _blocks("json") if block.startswith('{"agent":')))
+    documented = json.loads(next(block for block in blocks("docs/configuration.md", "json")
+                                 if block.startswith('{"agent":')))
     context = documented["context"]
     case = {"id": context["test_id"], "input": documented["messages"][0]["content"],
             "options": documented["options"]}
@@ -162,7 +163,7 @@ def test_the_record_command_writes_cassettes_for_git_that_a_replay_answers_from(
 def test_the_case_examples_pass_against_the_example_agent(tmp_path: Path) -> None:
     example = tmp_path / "expense"
     shutil.copytree(REPO / "examples" / "expense", example)
-    (example / "tests" / "readme.jsonl").write_text(_blocks("jsonl")[0])
+    (example / "tests" / "readme.jsonl").write_text(blocks("docs/test-cases.md", "jsonl")[0])
     proc = subprocess.run([sys.executable, "-m", "agenttest", "-i", "tests/readme.jsonl"], cwd=example,
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -173,7 +174,7 @@ def test_the_case_examples_pass_against_the_example_agent(tmp_path: Path) -> Non
 def test_the_judged_and_conversation_examples_pass_against_the_example_agent(tmp_path: Path) -> None:
     example = tmp_path / "expense"
     shutil.copytree(REPO / "examples" / "expense", example)
-    judged, talks = _blocks("jsonl")[1:3]
+    judged, talks = blocks("docs/test-cases.md", "jsonl")[1], blocks("docs/conversations.md", "jsonl")[0]
     (example / "tests" / "readme.jsonl").write_text(judged + talks)
     proc = subprocess.run([sys.executable, "-m", "agenttest", "-i", "tests/readme.jsonl"], cwd=example,
                           capture_output=True, text=True, timeout=60)
@@ -187,7 +188,7 @@ def test_the_judged_and_conversation_examples_pass_against_the_example_agent(tmp
 
 
 def test_the_helper_agents_example_loads(tmp_path: Path) -> None:
-    config = next(block for block in _blocks("yaml") if "builtin: validator" in block)
+    config = next(block for block in blocks("docs/configuration.md", "yaml") if "builtin: validator" in block)
     path = tmp_path / "agenttest.yaml"
     path.write_text(config)
     project = load_project(path)
@@ -197,7 +198,7 @@ def test_the_helper_agents_example_loads(tmp_path: Path) -> None:
 
 
 def test_the_budget_example_loads_with_its_prices(tmp_path: Path) -> None:
-    config = next(block for block in _blocks("yaml") if "price:" in block)
+    config = next(block for block in blocks("docs/budgets.md", "yaml") if "price:" in block)
     path = tmp_path / "agenttest.yaml"
     path.write_text(config)
     project = load_project(path)
@@ -206,7 +207,7 @@ def test_the_budget_example_loads_with_its_prices(tmp_path: Path) -> None:
 
 
 def test_the_generator_script_example_writes_cases_that_run(tmp_path: Path) -> None:
-    script = next(block for block in _blocks("python") if block.startswith("# gen.py"))
+    script = next(block for block in blocks("docs/generators.md", "python") if block.startswith("# gen.py"))
     (tmp_path / "gen.py").write_text(script)
     (tmp_path / "echo.py").write_text("def respond(request):\n"
                                       "    return 'echo: ' + request['messages'][-1]['content']\n")
@@ -219,21 +220,6 @@ def test_the_generator_script_example_writes_cases_that_run(tmp_path: Path) -> N
     assert [(r["id"], r["status"]) for r in report["results"]] == [("echo-0", "passed"), ("echo-1", "passed")]
 
 
-def _anchor(heading: str) -> str:
-    """GitHub's anchor of a heading: lower case, punctuation but `-` dropped, spaces as `-`."""
-    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
-
-
-def test_every_link_to_a_readme_section_leads_to_one() -> None:
-    anchors = {_anchor(heading) for heading in re.findall(r"^#{1,4} (.+)$", README, re.M)}
-    links = [("README.md", anchor) for anchor in re.findall(r"\]\(#([\w-]+)\)", README)]
-    for doc in (REPO / "docs").glob("*.md"):
-        links += [(doc.name, anchor) for anchor in re.findall(r"\]\(\.\./README\.md#([\w-]+)\)", doc.read_text())]
-    assert len(links) > 10
-    assert [(name, anchor) for name, anchor in links if anchor not in anchors] == []
-    assert "Calling an agent" not in (REPO / "docs" / "providers.md").read_text()    # a section that never was
-
-
 def test_the_conversation_example_runs_from_the_root_and_from_its_directory(tmp_path: Path) -> None:
     stated = " ".join(README.split())
     for command, cwd in (("agenttest -i examples/expense/tests/conversations.jsonl", REPO),
@@ -243,3 +229,43 @@ def test_the_conversation_example_runs_from_the_root_and_from_its_directory(tmp_
                                str(tmp_path / cwd.name), "--no-cache"], cwd=cwd, capture_output=True, text=True,
                               timeout=60)
         assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_the_first_suite_runs_against_the_readmes_bot(tmp_path: Path) -> None:
+    """Your first suite, as the README walks through it: `init`, the stand-in agent bot.py, one case of your own,
+    and the run of the cases that need no model — against the bot over real HTTP, which gets the request shown."""
+    section = README.split("## Your first suite", 1)[1].split("\n## ", 1)[0]
+    [bot] = re.findall(r"^```python\n(.*?)^```", section, re.M | re.S)
+    [case] = re.findall(r"^```jsonl\n(.*?)^```", section, re.M | re.S)
+    [command] = re.findall(r"^```sh\n(.*?)^```", section, re.M | re.S)
+    request_shown, reply_shown = (json.loads(block)
+                                  for block in re.findall(r"^```json\n(.*?)^```", section, re.M | re.S))
+    assert "agenttest init" in section and command.startswith("agenttest -i tests/agents/example.jsonl --run ")
+    (tmp_path / ".git").mkdir()
+    assert _as_typed("agenttest init", tmp_path).returncode == 0
+    with (tmp_path / "tests" / "agents" / "example.jsonl").open("a") as suite:
+        suite.write(case)
+    # The bot as shown, on a port of the system's choosing (printed when it listens), noting what it is sent.
+    listen = 'HTTPServer(("127.0.0.1", 8080), Chat).serve_forever()'
+    assert listen in bot
+    noted = bot.replace("        said = ", "        open('requests.jsonl', 'a').write(json.dumps(request) + '\\n')\n"
+                                          "        said = ")
+    noted = noted.replace(listen, 'server = HTTPServer(("127.0.0.1", 0), Chat)\n'
+                                  'print(server.server_port, flush=True)\nserver.serve_forever()')
+    (tmp_path / "bot.py").write_text(noted)
+    server = subprocess.Popen([sys.executable, "bot.py"], cwd=tmp_path, stdout=subprocess.PIPE, text=True)
+    try:
+        port = int(server.stdout.readline())           # type: ignore[union-attr]
+        run = _as_typed(f"AGENT_URL=http://127.0.0.1:{port}/chat {command.strip()}", tmp_path)
+    finally:
+        server.kill()
+        server.wait()
+    assert run.returncode == 0, run.stdout + run.stderr
+    report = json.loads((tmp_path / "agenttest-results" / "report.json").read_text())
+    assert [(r["id"], r["status"]) for r in report["results"] if r["status"] != "skipped"] == [
+        ("greets", "passed"), ("repeats-the-question", "passed")]
+    greets = next(json.loads(line) for line in (tmp_path / "requests.jsonl").read_text().splitlines()
+                  if json.loads(line)["context"]["test_id"] == "greets")
+    assert re.fullmatch(r"test-greets-[0-9a-f]{8}", greets["context"]["chat_id"])
+    assert greets == {**request_shown, "context": {**request_shown["context"], "chat_id": greets["context"]["chat_id"]}}
+    assert set(reply_shown) == {"content"}

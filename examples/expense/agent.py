@@ -1,6 +1,6 @@
 """A small, deterministic expense assistant: enough behaviour to show every kind of assertion.
 
-It answers the canonical request (README: Configuration) with the canonical response: text `content`, the tool
+It answers the canonical request (docs/configuration.md) with the canonical response: text `content`, the tool
 calls it made (`tool_calls`), the tools it executed with their results (`tools`), and structured `data` when asked
 for status.
 """

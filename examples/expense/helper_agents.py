@@ -1,6 +1,6 @@
 """Stand-ins for an LLM judge and an LLM simulated user, so the example runs with no API key.
 
-A helper agent is any agent: it gets one user message whose content is a JSON object (README: Helper agents) and
+A helper agent is any agent: it gets one user message whose content is a JSON object (docs/configuration.md) and
 answers with JSON. These two follow the protocol with a few rules instead of a model; with an API key, swap them for
 `builtin: validator` and `builtin: simulator` on a connector (see agenttest.yaml) and nothing else changes.
 """

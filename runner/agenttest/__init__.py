@@ -1,6 +1,6 @@
 """agenttest: test AI agents in CI — and from Python.
 
-The public API (README: pytest) is what this module exports: `load_config`, `get_agent` (an agent with `call` and
+The public API (docs/python.md) is what this module exports: `load_config`, `get_agent` (an agent with `call` and
 `acall`), the canonical `Response`, the assertions as functions returning a `Verdict` (`contains`, `json_path`,
 `tool_called`, …, and `judge` for an LLM judge) with their `assert_…` forms, and the errors they raise. Names are
 imported on first use, so `import agenttest` stays cheap (the CLI and the pytest plugin start up without them).

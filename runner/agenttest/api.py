@@ -46,7 +46,7 @@ T = TypeVar("T")
 
 @dataclass
 class Response(AgentResponse):
-    """An agent's canonical response (README: Configuration): `content`, `tool_calls` (each with `.name` and
+    """An agent's canonical response (docs/configuration.md): `content`, `tool_calls` (each with `.name` and
     `.arguments`), `tools` (executed calls, with `.result` and `.error`), `data`, `usage`, `finish_reason`, `model`;
     plus the `input` it answered (as given to `call`) and how long the call took (`latency_ms`), which the judge and the
     `latency` check read."""
@@ -112,7 +112,7 @@ class Agent:
 
     `input` is a user message (a string), one chat message (`{"role", "content"}`), or a message list (a
     conversation so far); `content` may be a list of parts, with `file://` paths relative to agenttest.yaml's
-    directory. `options` are the request options of a test case (README: A test case): `connector`, `skip`, `mode`,
+    directory. `options` are the request options of a test case (docs/test-cases.md): `connector`, `skip`, `mode`,
     `search`, `metadata`, `disable_global_prompts`. `timeout` (seconds, or a duration such as `"30s"`) defaults to
     `defaults.timeout` (2m). A failed call raises `AgentCallError` (its `kind`: `agent`, `infra`, `timeout`)."""
 
@@ -201,12 +201,12 @@ def judge(subject: Any, validator: str, criteria: Any = None, *, metadata: dict[
           conversation: list[dict[str, Any]] | None = None, timeout: float | str | None = None,
           config: Config | None = None) -> Verdict:
     """Ask the validator agent `validator` (an agent of agenttest.yaml; `builtin: validator` is a good one) whether
-    `subject` — a response, or any value — meets `criteria`, exactly as a `type: agent` assertion does (README: Judged
-    assertions): it is sent `{"criteria", "input", "output", "conversation", …metadata}` and its `reason`, `score` and
-    `suggestions` come back in the verdict (`.message`, `.score`, `.details`). `threshold`: `score ≥ threshold` decides;
-    `samples`: ask N times, the majority decides. `input` defaults to the one the response answered; `conversation` (or
-    `metadata["conversation"]`, the seeds' form) is what was said before. A judge that cannot be
-    reached or gives no verdict raises HelperError."""
+    `subject` — a response, or any value — meets `criteria`, exactly as a `type: agent` assertion does
+    (docs/test-cases.md): it is sent `{"criteria", "input", "output", "conversation", …metadata}` and its `reason`,
+    `score` and `suggestions` come back in the verdict (`.message`, `.score`, `.details`). `threshold`:
+    `score ≥ threshold` decides; `samples`: ask N times, the majority decides. `input` defaults to the one the response
+    answered; `conversation` (or `metadata["conversation"]`, the seeds' form) is what was said before. A judge that
+    cannot be reached or gives no verdict raises HelperError."""
     __tracebackhide__ = True
     refuse_inside_loop("agenttest.judge()", "await agenttest.ajudge(...)")
     owns = config is None

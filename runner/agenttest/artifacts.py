@@ -1,6 +1,6 @@
 """The files of a run's artifacts: their names in the output directory, and where a run writes each.
 
-The names are the step outputs that point at the files (README: Outputs); `run`, `merge`, the console's last line
+The names are the step outputs that point at the files (docs/github-actions.md); `run`, `merge`, the console's last line
 and `--help` all take them from here.
 """
 

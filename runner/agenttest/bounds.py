@@ -1,5 +1,5 @@
 """Limits on what an untrusted value (an agent's reply, a suite's `expected`) can do to a run: how deep it nests,
-which numbers it holds, and how much of it an artifact keeps (README: untrusted input).
+which numbers it holds, and how much of it an artifact keeps (docs/security.md).
 
 Everything here walks values without recursion, so no value is deep enough to crash the walk itself.
 """
@@ -190,7 +190,7 @@ def _scalar(item: Any, cap: int | None) -> Any:
 
 
 def stored(value: Any) -> Any:
-    """`value` as an artifact keeps it (README: untrusted input): strings longer than MAX_STORED_CHARS cut, saying
+    """`value` as an artifact keeps it (docs/security.md): strings longer than MAX_STORED_CHARS cut, saying
     how long they were; a structure larger than MAX_STORED_JSON characters (as `size` counts them) kept as the start of
     its JSON, saying how long it was; NaN, ±Infinity and too-deep parts as `json_safe` writes them. Small values come
     back as they are."""

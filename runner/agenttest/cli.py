@@ -126,7 +126,7 @@ def execute(cli_values: dict[str, Any], cwd: Path | None = None) -> int:
 
 @contextmanager
 def _guarded() -> Iterator[None]:
-    """A command's log inside the stop-commands block in GitHub Actions (README: untrusted input): it prints suite
+    """A command's log inside the stop-commands block in GitHub Actions (docs/security.md): it prints suite
     text, file names and report contents, none of which may become a workflow command."""
     from .github.environment import in_github_actions
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-# Process exit codes (README: Command line): every selected case passed; some did not; a mistake before any case ran (or
+# Process exit codes (docs/command-line.md): every selected case passed; some did not; a mistake before any case ran (or
 # BeforeAll failed); interrupted by SIGINT/SIGTERM.
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 # When a run exits EXIT_FAILED (`--fail-on`): on any failure, only on regressions against the baseline, or never.
@@ -60,7 +60,7 @@ class HookError(AgentTestError):
 
 class UnsafeReference(HookError):
     """A reference to a file the suite may not read (outside its repository, under `.git/`, not a regular file):
-    the case is invalid (README: untrusted input), not a hook that failed."""
+    the case is invalid (docs/security.md), not a hook that failed."""
 
 
 class AgentCallError(Exception):

@@ -3,7 +3,8 @@
 `options.RunOptions` is this table validated: it inherits every row. The table itself is plain Python, so
 `agenttest --help` lists the options, defaults included, without loading pydantic. A new option is one row here
 (and its place in `command_line.RUN_FLAGS`): its flag of `run` and its Action input are built from the row, and
-tests/test_option_table.py checks that action.yml, composite/action.yml and the README's tables list it too.
+tests/test_option_table.py checks that action.yml, composite/action.yml and the tables of docs/command-line.md and
+docs/github-actions.md list it too.
 """
 
 # No `from __future__ import annotations`: pydantic reads these annotations from RunOptions, in another module,

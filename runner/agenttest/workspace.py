@@ -65,7 +65,7 @@ MAX_SUITE_FILE_BYTES = 64 * 1024 * 1024     # a suite file, a JSON schema, an at
 
 
 class UnsafePath(ValueError):
-    """A path a suite names that must not be read (README: untrusted input); the message says why, naming the path
+    """A path a suite names that must not be read (docs/security.md); the message says why, naming the path
     as given."""
 
 

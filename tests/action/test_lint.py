@@ -14,6 +14,7 @@ import pytest
 import yaml
 
 from agenttest.hosting import ACTION, REPOSITORY, VERSION
+from docs_pages import PAGES, all_blocks, text
 
 REPO = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
@@ -101,13 +102,12 @@ def test_dockerfile_follows_the_docker_action_rules() -> None:
 
 
 def test_documented_workflows_pass_actionlint(tmp_path: Path) -> None:
-    """Every workflow in the README (the YAML blocks that are not agenttest.yaml), with the action resolved to this
-    checkout so that actionlint also checks every `with:` key against action.yml."""
-    readme = (REPO / "README.md").read_text()
-    blocks = [block for block in re.findall(r"^```yaml\n(.*?)^```", readme, re.M | re.S)
-              if not block.startswith(("version:", "repos:"))]      # agenttest.yaml and pre-commit configs
-    titles = [block.split("\n", 1)[0] for block in blocks if block.startswith("name:")]
-    assert titles[:3] == ["name: Agent tests (sharded)", "name: Agent tests (against main)", "name: Agent tests"]
+    """Every workflow of the README and docs/ (a YAML block that is a workflow or its steps, not agenttest.yaml or a
+    pre-commit config), with the action resolved to this checkout so that actionlint also checks every `with:` key
+    against action.yml."""
+    blocks = [block for block in all_blocks("yaml") if block.startswith("name:") or block.lstrip().startswith("- ")]
+    titles = {block.split("\n", 1)[0] for block in blocks if block.startswith("name:")}
+    assert {"name: Agent tests (sharded)", "name: Agent tests (against main)", "name: Agent tests"} <= titles
     assert len(blocks) >= 6
     workflows = tmp_path / ".github" / "workflows"
     workflows.mkdir(parents=True)
@@ -128,11 +128,12 @@ def test_documented_workflows_pass_actionlint(tmp_path: Path) -> None:
 
 def test_every_pointer_to_a_doc_leads_to_a_file() -> None:
     """action.yml and image.yml once sent readers to a docs/github-actions.md that did not exist."""
-    files = ["action.yml", "composite/action.yml", "Dockerfile", "README.md", "pyproject.toml",
+    files = ["action.yml", "composite/action.yml", "Dockerfile", *PAGES, "pyproject.toml",
              *(str(p.relative_to(REPO)) for p in (REPO / ".github" / "workflows").glob("*.yml"))]
     pointers = {(name, match) for name in files
                 for match in re.findall(r"\bdocs/[\w./-]+\.md\b", (REPO / name).read_text())}
     assert pointers, "no pointer found: the pattern is wrong"
     assert [(name, doc) for name, doc in sorted(pointers) if not (REPO / doc).is_file()] == []
     assert "Releasing the action" in (REPO / "action.yml").read_text()
-    assert "### Releasing the action" in (REPO / "README.md").read_text()
+    assert "docs/github-actions.md" in (REPO / "action.yml").read_text()
+    assert "## Releasing the action" in text("docs/github-actions.md")

@@ -14,6 +14,7 @@ from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
+import docs_pages
 from agenttest.cases.reader import read_entries
 from agenttest.cases.schema import case_json_schema
 
@@ -48,8 +49,7 @@ def test_the_suite_schema_takes_json_array_suites_as_the_readme_configures_it() 
     suite = [entry.value for entry in read_entries(REPO / "examples" / "expense" / "tests" / "expense.jsonl")]
     assert validator.is_valid(suite)
     assert not validator.is_valid([*suite, {"id": "x", "inptu": "hi"}])
-    readme = (REPO / "README.md").read_text()
-    section = readme.split("## Editor completion and pre-commit", 1)[1].split("\n## ", 1)[0]
+    section = docs_pages.section("docs/command-line.md", "Editor completion and pre-commit")
     [settings] = re.findall(r"^```json\n(.*?)^```", section, re.M | re.S)
     [mapping] = json.loads(settings)["json.schemas"]
     assert (REPO / mapping["url"]).is_file()

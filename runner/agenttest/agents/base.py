@@ -18,7 +18,7 @@ MESSAGE_KEYS = ("role", "content", "name", "tool_call_id", "tool_calls", "refusa
 
 @dataclass
 class AgentRequest:
-    """What every agent receives, whatever its transport (README: Configuration)."""
+    """What every agent receives, whatever its transport (docs/configuration.md)."""
 
     agent: str
     messages: list[dict[str, Any]]
@@ -67,7 +67,7 @@ class ToolExecution:
 
 @dataclass
 class AgentResponse:
-    """What every agent gives back (README: Configuration)."""
+    """What every agent gives back (docs/configuration.md)."""
 
     content: Any = None
     tool_calls: list[ToolCall] = field(default_factory=list)
@@ -104,7 +104,7 @@ class AgentResponse:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        """The response in its canonical JSON shape (README: Configuration), as script assertions receive it."""
+        """The response in its canonical JSON shape (docs/configuration.md), as script assertions receive it."""
         return {
             "content": self.content,
             "tool_calls": [c.to_dict() for c in self.tool_calls],

@@ -1,4 +1,4 @@
-"""What helper agents answer, read robustly (README: Helper agents): a judge's verdict, a simulated user's next
+"""What helper agents answer, read robustly (docs/configuration.md): a judge's verdict, a simulated user's next
 message, a generator's test cases.
 
 A reply is the response's structured `data` when it has some, else its `content`. Text is read from its end: a

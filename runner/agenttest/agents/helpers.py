@@ -1,5 +1,5 @@
-"""Helper agents — judges (Yao's validators), simulated users and generators — called the one way (README: Helper
-agents).
+"""Helper agents — judges (Yao's validators), simulated users and generators — called the one way
+(docs/configuration.md).
 
 A helper is any agent of agenttest.yaml (a `builtin:` one, or the user's own). It gets one user message whose
 content is a JSON object, and `options.metadata.test_mode` naming its role; its reply is read by `replies`. Every

@@ -125,7 +125,7 @@ def _entry(result: Mapping[str, Any], old: Mapping[str, Any] | None) -> dict[str
             entry["moved_from"] = old["moved_from"]
     if result.get("error"):
         entry["error"] = result["error"]
-    # A removed case's fields come from the baseline file, whatever it holds: stored capped (README: untrusted input).
+    # A removed case's fields come from the baseline file, whatever it holds: stored capped (docs/security.md).
     return {key: stored(value) for key, value in entry.items()}
 
 

@@ -93,7 +93,7 @@ def _judge_id(spec: AssertionSpec) -> str:
 
 @assertion("agent", prepare=_prepare_judge, options=JudgeOptions)
 async def judge(spec: AssertionSpec, ctx: EvalContext) -> Verdict:
-    """A validator agent judges the response against criteria (README: Helper agents).
+    """A validator agent judges the response against criteria (docs/configuration.md).
 
     `use`: `"agents:ID"`, the validator (any agent of agenttest.yaml; `builtin: validator` gives a good one).
     `value`: the criteria (or `options.metadata.criteria`). The validator gets one user message holding

@@ -185,7 +185,7 @@ class InteractiveEntry(_Strict):
 
 
 class CaseEntry(_Strict):
-    """One test case as written in a suite file (README: A test case)."""
+    """One test case as written in a suite file (docs/test-cases.md)."""
 
     id: str = Field(min_length=1, description="unique case id")
     input: JsonInput = None

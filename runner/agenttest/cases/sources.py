@@ -111,9 +111,9 @@ def sources(value: str, cwd: Path, exclude: Iterable[Path] = (), *,
 
 
 def looks_like_path(value: str) -> bool:
-    """A value ending in `.jsonl`/`.json`, or holding a `/`, a `\\` or a glob character, names files (README:
-    Command line) — so a mistyped path never becomes a chat message that passes. A `?` or `*` in a sentence (a space in
-    it: `Hello, how are you?`, Yao's own example of a message) leaves it a message."""
+    """A value ending in `.jsonl`/`.json`, or holding a `/`, a `\\` or a glob character, names files
+    (docs/command-line.md) — so a mistyped path never becomes a chat message that passes. A `?` or `*` in a sentence
+    (a space in it: `Hello, how are you?`, Yao's own example of a message) leaves it a message."""
     if value.lower().endswith(SUITE_SUFFIXES) or "/" in value or "\\" in value:
         return True
     return _has_glob(value) and not any(ch.isspace() for ch in value)

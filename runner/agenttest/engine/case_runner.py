@@ -179,7 +179,7 @@ class CaseRunner:
 
 
 def _kind(exc: BaseException) -> str:
-    """A hook's failure: `invalid` when the suite names a file it may not read (README: untrusted input), else
+    """A hook's failure: `invalid` when the suite names a file it may not read (docs/security.md), else
     `hook`."""
     return "invalid" if isinstance(exc, UnsafeReference) else "hook"
 

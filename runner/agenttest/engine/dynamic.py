@@ -1,6 +1,6 @@
 """Conversations: a case's steps — fixed user turns and simulated stretches — run turn by turn against the target.
 
-Per turn (README: Conversations): the user speaks (the case's fixed turn, the simulator, or with --interactive the
+Per turn (docs/conversations.md): the user speaks (the case's fixed turn, the simulator, or with --interactive the
 person at the terminal), the target answers with the whole conversation, and the conversation grows (the assistant
 message with its tool calls, then one tool message per call, paired by id). Then, in order: each guard is checked
 against the reply (the first one broken ends the case), a fixed turn's own assertions, each checkpoint not yet

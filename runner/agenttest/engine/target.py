@@ -16,7 +16,7 @@ from ..timeouts import within
 def target_request(agent_id: str, messages: list[dict[str, Any]], options: Mapping[str, Any],
                    context: dict[str, Any], *, connector: str | None = None, deadline: float | None = None,
                    case: tuple[str, str] | None = None) -> AgentRequest:
-    """The request to the agent under test (README: Configuration): a case's `options` as they are, except that the
+    """The request to the agent under test (docs/configuration.md): a case's `options` as they are, except that the
     history is always skipped (each case, each API call, stands alone), and `connector`, when given, over the
     options' own."""
     sent: dict[str, Any] = {key: value for key, value in options.items() if key != "skip"}

@@ -64,7 +64,7 @@ class ScriptedReplies(SimulatedUser):
 
 
 class SimulatorAgent(SimulatedUser):
-    """A simulator agent (README: Helper agents), asked for each turn; its reply is checked for a broken role."""
+    """A simulator agent (docs/configuration.md), asked for each turn; its reply is checked for a broken role."""
 
     def __init__(self, conversation: Conversation, helpers: HelperCaller) -> None:
         self._conversation = conversation

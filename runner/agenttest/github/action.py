@@ -94,7 +94,7 @@ def read_settings(environ: Mapping[str, str]) -> ActionSettings:
     values.update({option.name: _convert(name, value, option) for name, option, value in given if not option.choices})
     if inputs.get("args"):
         values.update(parse_args(suites, inputs["args"]))
-    for suite in values["input"]:    # always a path (README: Command line), an `-i` in `args` too: never a chat message
+    for suite in values["input"]:    # always a path (docs/command-line.md), an `-i` in `args` too: never a chat message
         try:
             sources(suite, cwd, message=False)
         except UsageError as exc:

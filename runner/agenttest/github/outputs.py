@@ -1,5 +1,5 @@
-"""The step outputs of a run (README: Outputs) appended to `$GITHUB_OUTPUT`: one writer for `agenttest run` and the
-Action, so `docker run` and `pip install` users get exactly what the Action gives."""
+"""The step outputs of a run (docs/github-actions.md) appended to `$GITHUB_OUTPUT`: one writer for `agenttest run`
+and the Action, so `docker run` and `pip install` users get exactly what the Action gives."""
 
 from __future__ import annotations
 
