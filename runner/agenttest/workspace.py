@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from collections.abc import Mapping
@@ -44,13 +45,37 @@ def attachment_root(suite_dir: Path, project_dir: Path | None = None) -> Path:
     return suite_dir
 
 
+def resolved(path: Path) -> Path:
+    """`path` with its symlinks followed, as `Path.resolve` gives it, except that symlinks that lead round in a circle
+    are an OSError (ELOOP) on every Python: before 3.13 `resolve` raised RuntimeError, since 3.13 it leaves the
+    loop in the path unresolved."""
+    try:
+        real = path.resolve()
+    except RuntimeError:
+        real = None
+    for part in (path.absolute(), *path.absolute().parents):
+        if part.is_symlink():
+            try:
+                part.stat()
+            except OSError as exc:
+                if exc.errno == errno.ELOOP:
+                    raise OSError(errno.ELOOP, os.strerror(errno.ELOOP), str(part)) from None
+    if real is None:        # a loop resolve() saw that the walk did not: say it all the same
+        raise OSError(errno.ELOOP, os.strerror(errno.ELOOP), str(path))
+    return real
+
+
 def write_refusal(path: Path, root: Path, within: Path | None = None) -> str | None:
     """Why agenttest must not write `path` (None when it may). A path named inside the repository must stay inside
     it once its symlinks are followed: a symlink a pull request committed (`agenttest-results -> ~/.ssh`,
     `tests -> /etc`) must not lead a write out of the checkout. A path named outside the repository is the user's
     choice; a file under such a directory (`within`, the directory named) must stay inside that directory."""
     lexical = Path(os.path.normpath(path.absolute()))
-    real = path.resolve()
+    try:
+        real = resolved(path)
+    except OSError as exc:
+        return f"it leads into a symlink loop at {exc.filename}" if exc.errno == errno.ELOOP else \
+            f"it cannot be resolved: {exc.strerror or exc}"
     top = root.resolve()
     if any(lexical.is_relative_to(place) for place in (root.absolute(), top)):
         if real.is_relative_to(top):

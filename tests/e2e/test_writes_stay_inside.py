@@ -94,3 +94,13 @@ def test_merge_does_not_write_through_a_symlinked_output_directory(repo: Project
     merged = repo.run("merge", "shard1/report.json", "shard2/report.json")
     assert merged.code == 2 and REFUSED in merged.stderr and list(outside.rglob("*")) == []
     assert json.loads((repo.root / "shard1" / "report.json").read_text())["summary"]["total"] in (0, 1)
+
+
+def test_an_output_directory_through_a_symlink_loop_is_refused_with_a_reason(repo: Project, outside: Path) -> None:
+    """A pull request can commit two symlinks that name each other: following them never ends (Python < 3.13
+    raised RuntimeError from the console's list of artifacts, a traceback)."""
+    (repo.root / "loop1").symlink_to("loop2")
+    (repo.root / "loop2").symlink_to("loop1")
+    run = repo.run("-i", "tests/s.jsonl", "--output-dir", "loop1/out")
+    refused(run.code, run.stderr, run.stdout, outside)
+    assert "--output-dir loop1/out: it leads into a symlink loop" in run.stderr

@@ -90,7 +90,7 @@ def sources(value: str, cwd: Path, exclude: Iterable[Path] = (), *,
         raise UsageError(f"-i {value}: this is Yao's script-test mode (scripts.<agent>.<module>: the JavaScript "
                          "Test functions of src/<module>_test.ts), which agenttest does not run; a Python function "
                          "can check replies as a `script` assertion, or write cases as `-i scripts:module.func`")
-    excluded = {p.resolve() for p in exclude}
+    excluded = _real(exclude)
     path = existing_path(cwd / value)
     if path is not None and not path.is_dir():
         return [path]
@@ -117,6 +117,18 @@ def looks_like_path(value: str) -> bool:
     if value.lower().endswith(SUITE_SUFFIXES) or "/" in value or "\\" in value:
         return True
     return _has_glob(value) and not any(ch.isspace() for ch in value)
+
+
+def _real(paths: Iterable[Path]) -> set[Path]:
+    """The directories not to walk into, their symlinks followed; one that cannot be resolved (a symlink loop: the
+    output directory is refused later, saying so) holds no suite either."""
+    real = set()
+    for path in paths:
+        try:
+            real.add(path.resolve())
+        except (OSError, RuntimeError):     # RuntimeError: a symlink loop, before Python 3.13
+            continue
+    return real
 
 
 def nearest_suites_hint(value: str, cwd: Path, exclude: Iterable[Path] = ()) -> str:

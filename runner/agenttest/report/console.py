@@ -335,7 +335,7 @@ def _shown(path: Path, cwd: Path) -> str:
     """A path relative to the working directory when it lies below it, as the user would type it."""
     try:
         return path.resolve().relative_to(cwd.resolve()).as_posix() or "."
-    except ValueError:
+    except (ValueError, OSError, RuntimeError):     # RuntimeError: a symlink loop, before Python 3.13
         return str(path)
 
 
