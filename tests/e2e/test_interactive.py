@@ -92,6 +92,7 @@ def test_a_person_plays_the_user_on_a_terminal_and_the_saved_conversation_replay
     terminal = Terminal(["-i", "s.jsonl", "--interactive", "--save-conversation", "saved.jsonl", "--color",
                          "never"], project.root, env)
     terminal.expect("── conversation [talk] Refund by hand")
+    assert "Parallel:" not in terminal.screen      # one person, one conversation at a time, whatever the default
     terminal.expect("An empty line lets the simulator speak; /done or Ctrl-D ends the conversation.")
     terminal.expect("user (case) › hi")
     terminal.expect("agent › echo: hi")

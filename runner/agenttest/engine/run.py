@@ -255,7 +255,8 @@ def _run_info(config: RunConfig, suite: Suite, plan: _Plan, prepared: _Prepared,
                    connector=options.connector or ", ".join(c for c in connectors if c),
                    inputs=config.inputs, total=len(plan.entries), started_at=prepared.started_at,
                    agent_path=config.agent_path,
-                   options={**config.reported_options(), "timeout": format_duration(config.timeout)},
+                   options={**config.reported_options(), "timeout": format_duration(config.timeout),
+                            "parallel": _parallel(config)},
                    environment=prepared.identity.environment(), warnings=list(suite.warnings),
                    replay=cassette_origin(config.cwd / options.replay, options.replay) if options.replay else None)
 
@@ -282,10 +283,15 @@ def _scheduler(repeats: Repeats, runners: tuple[StandardRunner, DynamicRunner], 
     scheduler: Scheduler[Unit] = Scheduler(
         repeats.units, run_one=lambda unit: run_unit(unit, runners),
         skipped=lambda unit, reason: skipped_result(unit.entry, reason),
-        # one person, one conversation at a time
-        parallel=1 if config.options.interactive else config.options.parallel,
+        parallel=_parallel(config),
         on_start=unit_started, on_finish=unit_finished)
     return scheduler
+
+
+def _parallel(config: RunConfig) -> int:
+    """How many cases run at once: `--parallel`, but one under --interactive (one person, one conversation at a
+    time), which the console's header and the report's options say too."""
+    return 1 if config.options.interactive else config.options.parallel
 
 
 async def _hooks_and_cases(run: _Run) -> None:
