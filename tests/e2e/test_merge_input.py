@@ -99,3 +99,19 @@ def test_odd_values_merge_bounded_with_every_artifact(shards: Project) -> None:
     assert len(odd_result["error"]) < 40_000 and "5,000,000" in odd_result["error"]
     assert report["summary"]["duration_ms"] == 10**15
     json.loads((out / "ctrf.json").read_text())
+
+
+def test_a_budget_estimated_in_one_shard_stays_estimated_when_merged(shards: Project) -> None:
+    """A shard whose agent reported no usage counted estimated tokens against the budget; the merged run's budget
+    is built on them too, and says so (it used to drop the mark)."""
+    budgets = {"shard1": {"tokens": 10, "max_tokens": 1000, "estimated": True}, "shard2": {"tokens": 5,
+                                                                                         "max_tokens": 1000}}
+    for shard, budget in budgets.items():
+        path = shards.root / shard / "report.json"
+        report = json.loads(path.read_text())
+        report["summary"]["budget"] = budget
+        path.write_text(json.dumps(report))
+    merged = shards.run("merge", "shard1/report.json", "shard2/report.json", "--output-dir", "merged")
+    assert merged.code == 0, merged.stdout + merged.stderr
+    summary = json.loads((shards.root / "merged" / "report.json").read_text())["summary"]
+    assert summary["budget"] == {"tokens": 15, "max_tokens": 1000, "estimated": True}

@@ -209,6 +209,8 @@ def _summary(reports: Sequence[tuple[str, Mapping[str, Any]]], results: list[dic
             used = [b[key] for b in budgets if isinstance(b.get(key), (int, float)) and not isinstance(b[key], bool)]
             if used:
                 merged[key] = round(sum(used), 6) if key == "cost_usd" else int(sum(used))
+        if any(b.get("estimated") is True for b in budgets):     # built on estimated tokens in some shard
+            merged["estimated"] = True
         summary["budget"] = {**merged, **({"spent": spent} if spent else {})}
     return summary
 
