@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from agenttest.report.escape import md_text
-from e2e.conftest import Run
+from e2e.conftest import Run, helper_server
 from e2e.noise_project import NoiseProject, decided, noise_project, verdicts
-from fakes.flaky_agent import flaky
+from fakes.flaky_agent import CONFIG, PASS, flaky
 
 GATE = ("--baseline", "main/report.json", "--fail-on", "regression")
 
@@ -104,8 +104,8 @@ def test_single_runs_recheck_a_flip_until_its_first_pass(project: NoiseProject) 
     assert now.report["summary"]["usage"]["target"]["calls"] == 7      # four cases, three rechecks
     lines = now.stdout.splitlines()
     rechecks = lines.index("  Rechecks")
-    assert lines[rechecks + 2] == "  2 cases passed in the baseline and not now: each runs again, up to 2 times, " \
-                                  "until it passes"
+    assert lines[rechecks + 2] == "  2 cases passed in the baseline and not now (flip, broken): each runs again, " \
+                                  "up to 2 times, until it passes"
     assert sorted(lines[rechecks + 3:rechecks + 5]) == ["↻ [broken] failed, and failed 2 rechecks: a regression",
                                                         "↻ [flip] failed, then passed on recheck 1: noise"]
     events = {event["id"]: event for event in now.events if event["type"] == "recheck"}
@@ -169,6 +169,36 @@ def test_a_budget_spent_by_a_recheck_stops_the_next(project: NoiseProject) -> No
     assert decided(now.report["comparison"], "regressions") == [
         ("flip", "failed, and failed 1 recheck before the rechecks stopped (budget spent: 30 tokens of --max-tokens "
                  "30)")]
+
+
+JUDGED_CONFIG = CONFIG + """
+      judge:
+        builtin: validator
+        connector: brain
+    connectors:
+      brain:
+        base_url: ${BRAIN_URL}
+        api_key: sk-noise-brain
+        model: brain-1
+    """
+
+
+def test_a_recheck_asks_the_judge_afresh_never_the_helper_cache(project: NoiseProject) -> None:
+    """The recheck's reply is the baseline's, word for word, and so is the judge's question: the cache, which
+    serves only a case's first run, would answer it with the baseline's verdict — a recheck must ask."""
+    project.write("agenttest.yaml", JUDGED_CONFIG)
+    project.suite("s.jsonl", {"id": "judged", "input": "question judged", "assert": {
+        "type": "agent", "use": "agents:judge", "value": f"the reply says '{PASS}'"}})
+    with helper_server() as (helper, server):
+        env = {"BRAIN_URL": server.base_url}
+        base = project.side({}, "-i", "s.jsonl", "--cache", "cache", "--output-dir", "main", env=env)
+        assert base.code == 0 and helper.calls["judge"] == 1, base.stdout + base.stderr
+        now = project.side({"judged": "FP"}, "-i", "s.jsonl", "--cache", "cache", *GATE, env=env)
+    assert now.code == 0, now.stdout + now.stderr
+    assert project.agent.calls == {"judged": 2} and helper.calls["judge"] == 3     # its run, and its recheck
+    assert decided(now.report["comparison"], "noise") == [("judged", "failed, then passed on recheck 1")]
+    judge = now.report["summary"]["usage"]["judge"]
+    assert judge["calls"] == 2 and judge.get("cached", 0) == 0
 
 
 @pytest.mark.parametrize(("runs", "before", "after"), [

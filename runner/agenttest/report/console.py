@@ -97,8 +97,10 @@ class ConsoleReporter(Reporter):
     def rechecks_started(self, results: list[CaseResult], limit: int) -> None:
         self._clear_live()
         self._subheader("Rechecks")
-        self._line(f"  {plural(len(results), 'case')} passed in the baseline and not now: each runs again, up to "
-                   f"{plural(limit, 'time')}, until it passes")
+        names = ", ".join(one_line(result.id, 80) for result in results[:10])
+        more = f" and {len(results) - 10} more" if len(results) > 10 else ""
+        self._line(f"  {plural(len(results), 'case')} passed in the baseline and not now ({names}{more}): each runs "
+                   f"again, up to {plural(limit, 'time')}, until it passes")
 
     def case_rechecked(self, result: CaseResult) -> None:
         self._clear_live()
