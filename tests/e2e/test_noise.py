@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from agenttest.report.escape import md_text
-from e2e.conftest import Run, helper_server
+from e2e.conftest import Run, helper_server, interrupt_cli
 from e2e.noise_project import NoiseProject, decided, noise_project, verdicts
-from fakes.flaky_agent import CONFIG, PASS, flaky
+from fakes.flaky_agent import CONFIG, PASS, flaky, patterns
 
 GATE = ("--baseline", "main/report.json", "--fail-on", "regression")
 
@@ -169,6 +169,20 @@ def test_a_budget_spent_by_a_recheck_stops_the_next(project: NoiseProject) -> No
     assert decided(now.report["comparison"], "regressions") == [
         ("flip", "failed, and failed 1 recheck before the rechecks stopped (budget spent: 30 tokens of --max-tokens "
                  "30)")]
+
+
+def test_an_interrupt_during_the_rechecks_stops_them_and_the_report_says_so(project: NoiseProject) -> None:
+    project.cases("flip")
+    project.side({}, "-i", "s.jsonl", "--output-dir", "main")
+    project.agent.start(patterns({"flip": "FFP"}))
+    project.agent.hold.add(("flip", 2))                      # the first recheck never answers
+    now = interrupt_cli("-i", "s.jsonl", *GATE, cwd=project.root, env={"BOT_URL": project.url},
+                        ready=lambda: project.agent.calls["flip"] == 2)
+    assert now.code == 130, now.stdout + now.stderr
+    assert now.report["interrupted"] is True and project.agent.calls == {"flip": 2}
+    assert now.result("flip")["recheck"] == {"limit": 2, "runs": 0, "passed": False, "outcomes": [],
+                                             "stopped": "interrupted"}
+    assert decided(now.report["comparison"], "regressions") == [("flip", "failed; not rechecked (interrupted)")]
 
 
 JUDGED_CONFIG = CONFIG + """

@@ -5,6 +5,7 @@ rechecks reached it."""
 
 from __future__ import annotations
 
+import asyncio
 import random
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
@@ -55,23 +56,28 @@ def flaky(seed: int, rate: float) -> Script:
 
 class FlakyAgent:
     """The reply of the agent's server: PASS or not by `script`; `calls` counts each case's calls and `runs` keeps
-    the run number of each (its request's `context.run`). `start` sets a new script and counts afresh."""
+    the run number of each (its request's `context.run`); the calls in `hold` never answer. `start` sets a new
+    script and counts afresh."""
 
     def __init__(self, script: Script) -> None:
         self.script = script
         self.calls: Counter[str] = Counter()
         self.runs: dict[str, list[int]] = {}
+        self.hold: set[tuple[str, int]] = set()     # calls (case, n) that never answer: to interrupt a run there
 
     def start(self, script: Script) -> None:
         self.script = script
         self.calls.clear()
         self.runs.clear()
+        self.hold.clear()
 
     async def __call__(self, request: web.Request, body: Any) -> web.StreamResponse:
         context = body["context"]
         case_id = str(context["test_id"])
         self.calls[case_id] += 1
         self.runs.setdefault(case_id, []).append(int(context["run"]))
+        if (case_id, self.calls[case_id]) in self.hold:
+            await asyncio.sleep(3600)
         passed = self.script(case_id, self.calls[case_id])
         return web.json_response({"content": PASS if passed else "nope", "usage": USAGE})
 
