@@ -14,7 +14,7 @@ import types
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal, Union, get_args, get_origin, get_type_hints
 
-from annotated_types import Ge, Gt, Le
+from annotated_types import Ge, Gt, Le, Lt
 
 from .artifacts import ARTIFACT_FILES
 from .errors import FailOn
@@ -101,6 +101,11 @@ class OptionTable:
     dry_run: Annotated[bool, Flag("Print the cases as JSONL; call no agent.")] = False
     baseline: Annotated[str | None, Flag("Compare with an earlier report.json: regressions, fixes, new.",
                                          metavar="REPORT", input="baseline")] = None
+    recheck: Annotated[int, Ge(0), Flag("With --baseline: a case that passed then and not now runs up to N more times "
+                                        "and is a regression only if it fails them all; 0: never [{default}].",
+                                        metavar="N", input="recheck")] = 2
+    alpha: Annotated[float, Gt(0), Lt(1), Flag("With --baseline and several runs a side: the significance level of "
+                                               "the regression test [{default}].", metavar="P")] = 0.05
     retries: Annotated[int, Ge(0),
                        Flag("Retries of one agent call on connection errors, 429 and 5xx [{default}].")] = 2
     # None: the user's cache directory (agents.cache.default_cache_directory)

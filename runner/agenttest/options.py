@@ -22,7 +22,7 @@ class RunOptions(OptionTable, BaseModel):
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    @field_validator("min_pass_rate", "max_cost", mode="before")
+    @field_validator("min_pass_rate", "max_cost", "alpha", mode="before")
     @classmethod
     def _finite(cls, value: Any) -> Any:
         # The table is plain Python and cannot say pydantic's `allow_inf_nan=False`: checked here, before the

@@ -41,6 +41,7 @@ class CaseResult:
     position: int | None = None                     # with --shard: the case's place in the whole suite
     agent_id: str | None = None                     # the agent under test (one run may test several)
     definition: str | None = None                   # the case's definition digest (`Case.definition`)
+    recheck: dict[str, Any] | None = None           # --recheck: the runs after the cases (engine.rechecks)
     # Once bound the result is final: its JSON shape is built once, for events.jsonl and again for report.json.
     _shape: dict[str, Any] | None = field(default=None, init=False, repr=False, compare=False)
     _bound: bool = field(default=False, init=False, repr=False, compare=False)
@@ -66,6 +67,12 @@ class CaseResult:
             if value:
                 setattr(self, name, json_safe(value, cap=MAX_STORED_CHARS))
         self._bound, self._shape = True, None
+
+    def rechecked(self, record: dict[str, Any], usage: Usage) -> None:
+        """Keep what the case's rechecks found (`record`) and count what they used: its JSON shape is built anew."""
+        self.recheck = record
+        self.usage = Usage.total([self.usage, usage])
+        self._shape = None
 
     def __copy__(self) -> CaseResult:
         """A copy to change (a verdict over runs): its JSON shape is built anew."""
@@ -129,6 +136,8 @@ class CaseResult:
         if self.stability is not None:
             out["stability"] = self.stability
             out["runs"] = self.runs
+        if self.recheck is not None:
+            out["recheck"] = self.recheck
         if not self.ran:
             out["ran"] = False
         return out

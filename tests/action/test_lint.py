@@ -53,8 +53,8 @@ def test_action_declares_the_spec_inputs_and_outputs() -> None:
     action = load("action.yml")
     assert set(action["inputs"]) == {
         "input", "agent", "config", "connector", "output-dir", "parallel", "runs", "min-pass-rate", "timeout",
-        "filter", "shard", "fail-fast", "simulator", "before", "after", "baseline", "record", "replay", "max-cost",
-        "max-tokens", "annotations",
+        "filter", "shard", "fail-fast", "simulator", "before", "after", "baseline", "recheck", "record", "replay",
+        "max-cost", "max-tokens", "annotations",
         "max-annotations", "job-summary", "fail-on", "working-directory", "args"}
     assert set(action["outputs"]) >= {"total", "passed", "failed", "errors", "timeouts", "skipped", "pass-rate",
                                       "report", "junit", "summary", "conclusion"}

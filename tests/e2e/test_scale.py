@@ -295,9 +295,10 @@ def test_a_baseline_shows_regressions_fixes_new_and_removed_cases(project: Proje
                  env={"GITHUB_ACTIONS": "true"})
     assert result.code == 1
     comparison = result.report["comparison"]
-    assert comparison["counts"] == {"regressions": 1, "fixes": 1, "still_failing": 1, "new": 1, "removed": 1,
-                                    "introduced": 0}
-    assert [(c["id"], c["was"], c["status"]) for c in comparison["regressions"]] == [("breaks", "passed", "failed")]
+    assert comparison["counts"] == {"regressions": 1, "noise": 0, "fixes": 1, "still_failing": 1, "new": 1,
+                                    "removed": 1, "introduced": 0}
+    assert [(c["id"], c["was"], c["status"], c["evidence"]) for c in comparison["regressions"]] == [
+        ("breaks", "passed", "failed", "failed, and failed 2 rechecks")]
     assert [c["id"] for c in comparison["removed"]] == ["gone"] and comparison["baseline"]["path"] == "main/report.json"
     assert comparison["pass_rate"] == {"before": 60.0, "now": 60.0, "delta": 0.0}
     annotations = [line for line in result.stdout.splitlines() if line.startswith("::error file=")]

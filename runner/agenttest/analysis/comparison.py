@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..bounds import stored
+from .noise import alpha_of, decide
 from .outcome import report_pass_rate
 
 
@@ -19,14 +20,19 @@ def case_key(result: Mapping[str, Any]) -> tuple[str, str]:
 def compare(current: Mapping[str, Any], baseline: Mapping[str, Any], *, path: str = "",
             partial: bool = False) -> dict[str, Any]:
     """How this run differs from an earlier one, case by case (keyed by file and id): regressions (passed then,
-    not now), fixes, still failing, new and removed cases, and pass-rate and duration changes. `introduced` lists
-    the failing cases the baseline did not see fail as they are — new, with another definition under a reused id,
-    or skipped then: the change brought them, and `fail-on: regression` fails on them as on regressions. A
-    `partial` run (one shard) cannot tell removed cases from other shards' cases: it reports none."""
+    not now, by more than chance: `noise.decide`), noise (passed then, not now, as chance explains), fixes, still
+    failing, new and removed cases, and pass-rate and duration changes. Each regression and noise entry carries its
+    `evidence`. `introduced` lists the failing cases the baseline did not see fail as they are — new, with another
+    definition under a reused id, or skipped then: the change brought them, and `fail-on: regression` fails on them
+    as on regressions. A `partial` run (one shard) cannot tell removed cases from other shards' cases: it reports
+    none."""
     before, now = _by_key(baseline), _by_key(current)
     _match_moved(before, now)
-    groups: dict[str, list[dict[str, Any]]] = {"regressions": [], "fixes": [], "still_failing": [], "new": [],
-                                               "removed": [], "introduced": []}
+    groups: dict[str, list[dict[str, Any]]] = {"regressions": [], "noise": [], "fixes": [], "still_failing": [],
+                                               "new": [], "removed": [], "introduced": []}
+    compared = {key: (before[key], result) for key, result in now.items()
+                if key in before and _passed(before[key]) is not None and _passed(result) is not None}
+    decisions = decide(compared, alpha_of(current))
     changes: list[dict[str, Any]] = []
     for key, result in now.items():
         old = before.get(key)
@@ -38,10 +44,12 @@ def compare(current: Mapping[str, Any], baseline: Mapping[str, Any], *, path: st
         was, is_ = _passed(old), _passed(result)
         if is_ is False and not was and (was is None or _redefined(result, old)):
             groups["introduced"].append(_entry(result, old))
-        if was is None or is_ is None:          # skipped then or now: nothing to compare
+        if key not in compared:          # skipped then or now: nothing to compare
             continue
-        if was and not is_:
-            groups["regressions"].append(_entry(result, old))
+        if key in decisions:
+            decision = decisions[key]
+            groups["regressions" if decision.regression else "noise"].append(
+                {**_entry(result, old), **decision.fields()})
         elif is_ and not was:
             groups["fixes"].append(_entry(result, old))
         elif not is_:
@@ -51,20 +59,33 @@ def compare(current: Mapping[str, Any], baseline: Mapping[str, Any], *, path: st
             changes.append(change)
     if not partial:
         groups["removed"] = [_entry(old, old) for key, old in before.items() if key not in now]
+    return _comparison(current, baseline, groups, changes, path=path, partial=partial,
+                       base_rate=_pass_rate([before[key] for key in now if key in before]) if partial else None)
+
+
+def _comparison(current: Mapping[str, Any], baseline: Mapping[str, Any], groups: dict[str, list[dict[str, Any]]],
+                changes: list[dict[str, Any]], *, path: str, partial: bool, base_rate: float | None) -> dict[str, Any]:
+    """The comparison as report.json writes it; a shard's (`partial`) baseline pass rate is over its own cases."""
     summary, base_summary = _mapping(current.get("summary")), _mapping(baseline.get("summary"))
     meta = _mapping(baseline.get("metadata"))
-    base_rate = base_summary.get("pass_rate")
-    if partial:      # a shard: the baseline's pass rate over the cases this shard ran
-        base_rate = _pass_rate([before[key] for key in now if key in before])
     return {
         "baseline": {"path": path, "started_at": meta.get("started_at"), "version": meta.get("version"),
                      **({"partial": True} if partial else {})},
-        **{name: items for name, items in groups.items()},
+        **groups,
         "counts": {name: len(items) for name, items in groups.items()},
-        "pass_rate": _delta(base_rate, summary.get("pass_rate")),
+        "pass_rate": _delta(base_rate if partial else base_summary.get("pass_rate"), summary.get("pass_rate")),
         "duration_ms": _delta(base_summary.get("duration_ms"), summary.get("duration_ms")),
         "changes": changes,
     }
+
+
+def baseline_results(baseline: Mapping[str, Any], keys: list[tuple[str, str]]) -> dict[tuple[str, str],
+                                                                                    Mapping[str, Any]]:
+    """The baseline's results by the keys of this run's cases as `compare` matches them (a case whose suite file
+    moved under its new key): what the engine needs to know which cases to recheck."""
+    before = _by_key(baseline)
+    _match_moved(before, {key: {} for key in keys})
+    return before
 
 
 def _by_key(report: Mapping[str, Any]) -> dict[tuple[str, str], Mapping[str, Any]]:

@@ -52,6 +52,7 @@ from .preflight import (
     refuse_leaving,
     suite_sources,
 )
+from .rechecks import Rechecker, to_recheck
 from .repeats import Repeats, Unit
 from .schedule import Scheduler
 from .signals import Interrupts, cancelled_by_signals
@@ -206,6 +207,7 @@ class _Run:
     info: RunInfo
     hooks: Hooks
     repeats: Repeats
+    runners: tuple[StandardRunner, DynamicRunner]
     scheduler: Scheduler[Unit]
     meter: Meter
     reporting: Reporting
@@ -243,7 +245,7 @@ def _start(config: RunConfig, suite: Suite, pool: AgentPool, meter: Meter, plan:
     if meter.spent:                      # the generators spent it all
         scheduler.stop(f"not run: {meter.spent}")
     run = _Run(config=config, plan=plan, prepared=prepared, info=_run_info(config, suite, plan, prepared, targets),
-               hooks=hooks, repeats=repeats, scheduler=scheduler, meter=meter, reporting=reporting)
+               hooks=hooks, repeats=repeats, runners=runners, scheduler=scheduler, meter=meter, reporting=reporting)
     reporting.reporters.run_started(run.info)
     return run
 
@@ -303,8 +305,26 @@ async def _hooks_and_cases(run: _Run) -> None:
         run.results = run.repeats.results(lambda entry: skipped_result(entry, "not run"))
         for result, position in zip(run.results, run.plan.positions or [], strict=False):
             result.position = position      # merge puts the shards' results back in the suite's order
+        await _rechecks(run, interrupts)
         await _after_all(run, interrupts, before_all_data)
     run.tracebacks = tracebacks
+
+
+async def _rechecks(run: _Run, interrupts: Interrupts) -> None:
+    """Stage rechecks (`--recheck N`), before AfterAll tears down what the cases need: the cases that passed in the
+    baseline and do not now, when either side ran them once, run again until one passes (engine.rechecks). Not
+    after an interrupt, nor when a person types the conversations (`--interactive`)."""
+    options, baseline = run.config.options, run.reporting.baseline
+    if baseline is None or not options.recheck or options.interactive or run.scheduler.interrupted:
+        return
+    rechecks = to_recheck(run.plan.entries, run.results, baseline)
+    if not rechecks:
+        return
+    rechecker = Rechecker(rechecks, lambda case, number: run_unit(Unit(-1, case, number), run.runners),
+                          options.recheck, parallel=options.parallel, meter=run.meter,
+                          reporters=run.reporting.reporters)
+    interrupts.watch(rechecker.scheduler)
+    await rechecker.run()
 
 
 async def _before_all(run: _Run, interrupts: Interrupts) -> Any:

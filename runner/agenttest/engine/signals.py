@@ -60,6 +60,12 @@ class Interrupts:
     def __init__(self, scheduler: Scheduler[Any]) -> None:
         self.scheduler = scheduler
         self._guarded: asyncio.Task[Any] | None = None
+        self._also: list[Scheduler[Any]] = []
+
+    def watch(self, scheduler: Scheduler[Any]) -> None:
+        """A signal interrupts `scheduler` too (the rechecks after the cases): the run's own still says it was
+        interrupted."""
+        self._also.append(scheduler)
 
     @contextlib.contextmanager
     def handled(self) -> Iterator[Interrupts]:
@@ -71,6 +77,8 @@ class Interrupts:
             os._exit(EXIT_INTERRUPTED)
         print(f"\n⚠ {signal.Signals(signum).name}: stopping, writing partial results…", file=sys.stderr)
         self.scheduler.interrupt()
+        for scheduler in self._also:
+            scheduler.interrupt()
         if self._guarded is not None:
             self._guarded.cancel()
 

@@ -16,7 +16,7 @@ from typing import Any, TextIO
 from ..analysis import case_key, exit_code, failures_under_regression, run_ok
 from ..hints import plural
 from ..report.base import Report, Reporter
-from ..report.verdicts import case_title, first_reason, is_failing, verdict_lines
+from ..report.verdicts import Drop, case_title, drops, first_reason, is_failing, verdict_lines
 from ..secrets import shorten
 from .commands import workflow_command
 from .links import SourceLinks
@@ -43,7 +43,8 @@ def annotation_lines(report: Mapping[str, Any], links: SourceLinks, max_annotati
                      fail_on: str = "failure") -> list[str]:
     """The annotation lines of a report.json dict: at most `max_annotations`, the closing line included."""
     results = list(report.get("results") or [])
-    regressions = _regression_keys(report)
+    judged = drops(report)
+    regressions = {key for key, drop in judged.items() if drop.regression}
     # Regressions against the baseline first: with a baseline, they are what the change broke.
     failing = sorted((r for r in results if is_failing(r)), key=lambda r: case_key(r) not in regressions)
     if not failing and not report.get("interrupted") and not report.get("error") and not _spent(report):
@@ -54,7 +55,7 @@ def annotation_lines(report: Mapping[str, Any], links: SourceLinks, max_annotati
     lines = []
     for index, result in enumerate(annotated):
         more = hidden if index == len(annotated) - 1 else 0
-        lines.append(case_annotation(result, links, more, regression=case_key(result) in regressions))
+        lines.append(case_annotation(result, links, more, drop=judged.get(case_key(result))))
     lines.append(workflow_command(closing_level(report, fail_on), closing_message(report, len(results), hidden)))
     return lines
 
@@ -74,22 +75,20 @@ def _spent(report: Mapping[str, Any]) -> str | None:
     return spent if isinstance(spent, str) and spent else None
 
 
-def case_annotation(result: Mapping[str, Any], links: SourceLinks, more: int = 0, regression: bool = False) -> str:
-    """`::error file=…,line=…,title=…::reason` with the failed verdicts on the following (escaped) lines."""
+def case_annotation(result: Mapping[str, Any], links: SourceLinks, more: int = 0, drop: Drop | None = None) -> str:
+    """`::error file=…,line=…,title=…::reason` with the failed verdicts on the following (escaped) lines; a case
+    that passed in the baseline says first whether it regressed or is noise, and why (`drop`)."""
     details = [line for line in verdict_lines(dict(result), limit=300) if line.startswith("✗")]
-    message = shorten("\n".join([first_reason(dict(result)), *details]), MESSAGE_CHARS)
+    verdict = [drop.verdict[:1].upper() + drop.verdict[1:]] if drop is not None else []
+    message = shorten("\n".join([*verdict, first_reason(dict(result)), *details]), MESSAGE_CHARS)
     if more:
         message += f"\n(and {plural(more, 'more failing case')} not annotated: see the job summary or junit.xml)"
     path = links.relative(result.get("file"))
-    status = f"{result.get('status')}, a regression" if regression else result.get("status")
+    status = result.get("status")
+    if drop is not None:
+        status = f"{status}, {'a regression' if drop.regression else 'noise'}"
     return workflow_command("error", message, file=path, line=result.get("line") if path else None,
                             title=f"agenttest: {case_title(dict(result))} ({status})")
-
-
-def _regression_keys(report: Mapping[str, Any]) -> set[tuple[str, str]]:
-    comparison = report.get("comparison")
-    items = comparison.get("regressions") if isinstance(comparison, Mapping) else None
-    return {case_key(item) for item in items or [] if isinstance(item, Mapping)}
 
 
 def closing_message(report: Mapping[str, Any], total: int, hidden: int) -> str:

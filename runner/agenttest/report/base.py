@@ -155,6 +155,13 @@ class Reporter:
     def case_finished(self, result: CaseResult) -> None:
         """A case finished (any status). Cases finish in completion order, not input order."""
 
+    def rechecks_started(self, results: list[CaseResult], limit: int) -> None:
+        """After the cases: these, which passed in the baseline and do not now, run again up to `limit` times
+        (`--recheck`)."""
+
+    def case_rechecked(self, result: CaseResult) -> None:
+        """A case's rechecks are over: `result.recheck` says how they went."""
+
     def run_finished(self, report: Report) -> None:
         """The run ended (completed, failed fast, or interrupted). Write final artifacts here."""
 
@@ -174,6 +181,12 @@ class Reporters:
 
     def case_finished(self, result: CaseResult) -> None:
         self._tell("case_finished", lambda reporter: reporter.case_finished(result))
+
+    def rechecks_started(self, results: list[CaseResult], limit: int) -> None:
+        self._tell("rechecks_started", lambda reporter: reporter.rechecks_started(results, limit))
+
+    def case_rechecked(self, result: CaseResult) -> None:
+        self._tell("case_rechecked", lambda reporter: reporter.case_rechecked(result))
 
     def run_finished(self, report: Report) -> None:
         self._tell("run_finished", lambda reporter: reporter.run_finished(report))

@@ -11,7 +11,7 @@ from typing import Any, TextIO
 
 import click
 
-from ..analysis import pass_rate_text
+from ..analysis import pass_rate_text, recheck_decision
 from ..artifacts import artifact_paths
 from ..cases.model import Case, InvalidCase
 from ..config import RunConfig
@@ -94,6 +94,21 @@ class ConsoleReporter(Reporter):
                 self._line(line)
         self._progress()
 
+    def rechecks_started(self, results: list[CaseResult], limit: int) -> None:
+        self._clear_live()
+        self._subheader("Rechecks")
+        names = ", ".join(one_line(result.id, 80) for result in results[:10])
+        more = f" and {len(results) - 10} more" if len(results) > 10 else ""
+        self._line(f"  {plural(len(results), 'case')} passed in the baseline and not now ({names}{more}): each runs "
+                   f"again, up to {plural(limit, 'time')}, until it passes")
+
+    def case_rechecked(self, result: CaseResult) -> None:
+        self._clear_live()
+        decision = recheck_decision(result.to_dict())
+        verdict = self._style("a regression", "red", bold=True) if decision.regression \
+            else self._style("noise", "yellow", bold=True)
+        self._line(f"↻ [{one_line(result.id, 80)}] {one_line(decision.evidence, 300)}: {verdict}")
+
     def run_finished(self, report: Report) -> None:
         self._clear_live()
         self._subheader("Summary")
@@ -133,17 +148,22 @@ class ConsoleReporter(Reporter):
             self._line(f"  Stability: {stability_line(summary)}")
 
     def _baseline(self, comparison: Mapping[str, Any]) -> None:
-        """The comparison with the baseline, and the first ten regressions."""
+        """The comparison with the baseline, and the first ten regressions and drops within noise, each with its
+        evidence."""
         self._line(f"  Baseline:  {comparison_line(comparison)}")
-        for entry in (comparison.get("regressions") or [])[:10]:
-            place = f" ({one_line(entry['file'], 120)}:{entry['line']})" \
-                if entry.get("file") and entry.get("line") else ""
-            self._line(self._style(f"    ✗ regressed: {one_line(entry.get('id'), 80)}{place} "
-                                   f"{one_line(entry.get('was'), 20)} → {one_line(entry.get('status'), 20)}",
-                                   "red"))
-        more = len(comparison.get("regressions") or []) - 10
-        if more > 0:
-            self._line(self._style(f"    … and {more} more regressed (report.json: comparison.regressions)", "red"))
+        for group, mark, word, colour in (("regressions", "✗", "regressed", "red"), ("noise", "○", "noise", "yellow")):
+            entries = [entry for entry in comparison.get(group) or [] if isinstance(entry, Mapping)]
+            for entry in entries[:10]:
+                place = f" ({one_line(entry['file'], 120)}:{entry['line']})" \
+                    if entry.get("file") and entry.get("line") else ""
+                self._line(self._style(f"    {mark} {word}: {one_line(entry.get('id'), 80)}{place} "
+                                       f"{one_line(entry.get('was'), 20)} → {one_line(entry.get('status'), 20)}",
+                                       colour))
+                if entry.get("evidence"):
+                    self._line(f"        evidence: {one_line(entry['evidence'], 300)}")
+            if len(entries) > 10:
+                self._line(self._style(f"    … and {len(entries) - 10} more {word} (report.json: comparison.{group})",
+                                       colour))
 
     def _spending(self, report: Report) -> None:
         """Tokens, cost, a spent budget, and what a replay played back."""

@@ -1,4 +1,6 @@
-"""events.jsonl: one JSON line per event, flushed as it happens, so even a killed run keeps what finished."""
+"""events.jsonl: one JSON line per event, flushed as it happens, so even a killed run keeps what finished: `start`,
+`result` and `stability` per case, `recheck` per case rechecked (`--recheck`), `comparison` (with `--baseline`: the
+regressions and the noise, each with its evidence) and `summary`."""
 
 from __future__ import annotations
 
@@ -7,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import BinaryIO, TextIO
 
+from ..analysis import recheck_decision
 from ..files import json_record
 from ..results import CaseResult
 from .base import Report, Reporter, RunInfo, now
@@ -34,7 +37,18 @@ class EventsWriter(Reporter):
         if result.stability is not None:
             self._emit({"type": "stability", "timestamp": stamp, **result.stability})
 
+    def case_rechecked(self, result: CaseResult) -> None:
+        """What a case's rechecks found (`--recheck`), with the evidence the comparison will give."""
+        decision = recheck_decision(result.to_dict())
+        self._emit({"type": "recheck", "timestamp": now(), "id": result.id, "file": result.file, "line": result.line,
+                    **(result.recheck or {}), "regression": decision.regression, "evidence": decision.evidence})
+
     def run_finished(self, report: Report) -> None:
+        comparison = report.data.get("comparison")
+        if isinstance(comparison, dict):     # the verdicts against the baseline, each with its evidence
+            self._emit({"type": "comparison", "timestamp": report.completed_at, "counts": comparison.get("counts"),
+                        "regressions": comparison.get("regressions"), "noise": comparison.get("noise"),
+                        "introduced": comparison.get("introduced")})
         summary = report.data["summary"]
         self._emit({"type": "summary", "timestamp": report.completed_at, "interrupted": report.interrupted,
                     **summary})

@@ -14,6 +14,7 @@ from ..durations import format_elapsed
 from .escape import html_text, preview
 from .verdicts import (
     COMPARISON_GROUPS,
+    EVIDENCE_GROUPS,
     STATUS_ICONS,
     case_title,
     checkpoint_cells,
@@ -157,6 +158,13 @@ def _comparison(report: Mapping[str, Any]) -> Iterator[str]:
         cases = ", ".join(f"<code>{html_text(item.get('id'))}</code>" for item in items[:50])
         yield f"<tr><td>{label}</td><td class=\"n\">{len(items)}</td><td>{cases}</td></tr>"
     yield "</table>"
+    for key, label in EVIDENCE_GROUPS:        # each regression and drop within noise, with its evidence
+        items = [item for item in comparison.get(key) or [] if isinstance(item, Mapping)]
+        if items:
+            yield f"<h3>{label}</h3><ul>"
+            yield from (f"<li><code>{html_text(item.get('id'))}</code> — {html_text(item.get('evidence') or '')}"
+                        "</li>" for item in items[:50])
+            yield "</ul>"
 
 
 def _table(results: list[dict[str, Any]]) -> Iterator[str]:

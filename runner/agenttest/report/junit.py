@@ -27,13 +27,13 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path, PurePosixPath
 from typing import Any, TextIO
 
-from ..analysis import pass_rate_text
+from ..analysis import case_key, pass_rate_text
 from ..github.environment import runner_name
 from ..github.links import SourceLinks
 from .artifact import Content, FileReporter
 from .base import ReportLike
 from .escape import one_line, preview, xml_attribute, xml_content
-from .verdicts import case_title, failure_body, failure_type, first_reason, transcript
+from .verdicts import Drop, case_title, drops, failure_body, failure_type, first_reason, transcript
 
 BODY_CHARS = 64 * 1024          # per failure body and per <system-out>: keeps the file readable by every parser
 DIRECT_SUITE = "agenttest"      # the suite of cases given on the command line (no file)
@@ -78,13 +78,16 @@ def _document(report: Mapping[str, Any], links: SourceLinks, hostname: str) -> I
     yield '<?xml version="1.0" encoding="UTF-8"?>\n'
     yield _start("testsuites", 0, name="agenttest", tests=len(results), failures=_count(results, "failed"),
                  errors=_count(results, "error", "timeout"), time=_seconds(summary.get("duration_ms"))) + ">\n"
+    judged = drops(report)
     for index, (suite_name, suite_results) in enumerate(suites.items()):
-        yield from _suite(suite_name, suite_results, summary, metadata, hostname, links, report, first=index == 0)
+        yield from _suite(suite_name, suite_results, summary, metadata, hostname, links, report, judged,
+                          first=index == 0)
     yield "</testsuites>\n"
 
 
 def _suite(name: str, results: list[dict[str, Any]], summary: Mapping[str, Any], metadata: Mapping[str, Any],
-           hostname: str, links: SourceLinks, report: Mapping[str, Any], first: bool) -> Iterator[str]:
+           hostname: str, links: SourceLinks, report: Mapping[str, Any], judged: dict[tuple[str, str], Drop],
+           first: bool) -> Iterator[str]:
     skipped = _count(results, "skipped")
     start = _start("testsuite", 1, name=name, tests=len(results), failures=_count(results, "failed"),
                    errors=_count(results, "error", "timeout"), skipped=skipped,
@@ -118,14 +121,16 @@ def _suite(name: str, results: list[dict[str, Any]], summary: Mapping[str, Any],
     located = f' classname="{xml_attribute(_classname(name))}"', f' file="{xml_attribute(name)}"'
     seen: set[str] = set()
     for result in results:
-        yield _testcase(result, name if result.get("file") else None, located, seen)
+        yield _testcase(result, name if result.get("file") else None, located, seen, judged.get(case_key(result)))
     if report.get("error"):
         yield _with_text("system-err", 2, report["error"])
     yield f"{_INDENT}</testsuite>\n"
 
 
-def _testcase(result: dict[str, Any], path: str | None, located: tuple[str, str], seen: set[str]) -> str:
-    """One testcase: `path` is its file's display path, `located` its suite's classname and file attributes."""
+def _testcase(result: dict[str, Any], path: str | None, located: tuple[str, str], seen: set[str],
+              drop: Drop | None = None) -> str:
+    """One testcase: `path` is its file's display path, `located` its suite's classname and file attributes;
+    `drop`, when it passed in the baseline and does not now, says whether that is a regression or noise, and why."""
     name = case_title(result)
     if name in seen:      # ids are unique per file, but an invalid duplicate is reported under the same id
         line = result.get("line")
@@ -144,8 +149,11 @@ def _testcase(result: dict[str, Any], path: str | None, located: tuple[str, str]
     reruns = _other_failed_runs(result)
     children: list[str] = []
     if status in ("failed", "error", "timeout"):
-        children.append(_body("failure" if status == "failed" else "error", failure_body(result, path=path),
-                              message=first_reason(result), type=failure_type(result)))
+        body, message = failure_body(result, path=path), first_reason(result)
+        if drop is not None:        # against the baseline: a regression, or noise, and the evidence
+            body, message = f"Compared with the baseline: {drop.verdict}\n\n{body}", f"{drop.verdict} — {message}"
+        children.append(_body("failure" if status == "failed" else "error", body,
+                              message=one_line(message, 500), type=failure_type(result)))
         children.extend(_runs(reruns, "rerunFailure", "rerunError"))
     elif status == "skipped":
         children.append(_empty("skipped", 3, message=one_line(result.get("error") or "skipped", 500)))

@@ -23,6 +23,7 @@ from ..usage import usage_line
 from .escape import display_text, md_block, md_code, md_html, md_text, preview
 from .verdicts import (
     COMPARISON_GROUPS,
+    EVIDENCE_GROUPS,
     STATUS_ICONS,
     case_title,
     checkpoint_cells,
@@ -73,8 +74,8 @@ def render_markdown(report: Mapping[str, Any], *, links: SourceLinks | None = No
                     max_bytes: int | None = None) -> str:
     """The Markdown report of a report.json dict; with `max_bytes`, never longer than that in UTF-8 bytes."""
     links = links or SourceLinks.from_environment()
-    head = _lines(_header(report, links), _comparison(report), _counts(report.get("summary") or {}),
-                  _stability(report))
+    head = _lines(_header(report, links), _comparison(report), _evidence(report, links),
+                  _counts(report.get("summary") or {}), _stability(report))
     results = list(report.get("results") or [])
     failing = [r for r in results if is_failing(r)]
     rows = [_failure_row(result, links) for result in failing]
@@ -307,6 +308,26 @@ def _comparison(report: Mapping[str, Any]) -> Iterator[str]:
         more = f" and {len(ids) - 20} more" if len(ids) > 20 else ""
         yield f"| {label} | {len(ids)} | {shown}{more} |"
     yield ""
+
+
+def _evidence(report: Mapping[str, Any], links: SourceLinks) -> Iterator[str]:
+    """Each regression and each drop within noise with its evidence (the first 20 of each)."""
+    comparison = report.get("comparison")
+    if not isinstance(comparison, Mapping):
+        return
+    for group, label in EVIDENCE_GROUPS:
+        entries = [entry for entry in comparison.get(group) or [] if isinstance(entry, Mapping)]
+        if not entries:
+            continue
+        yield f"#### {label}"
+        yield ""
+        for entry in entries[:20]:
+            where = _location(entry, links)
+            yield (f"- {md_code(display_text(entry.get('id')))}{f' ({where})' if where else ''} — "
+                   f"{md_text(preview(entry.get('evidence') or '', 500))}")
+        if len(entries) > 20:
+            yield f"- … and {len(entries) - 20} more (`report.json`: `comparison.{group}`)"
+        yield ""
 
 
 def _failure_details(result: Mapping[str, Any], links: SourceLinks, chars: int) -> Iterator[str]:

@@ -34,6 +34,14 @@ class StabilityRow(_Read):
     infra_errors: Count = 0
 
 
+class RecheckEntry(_Read):
+    limit: Count | None = None
+    runs: Count
+    passed: bool
+    stopped: str | None = None
+    outcomes: list[dict[str, Any]] | None = None
+
+
 class ResultEntry(_Read):
     id: str
     status: Literal["passed", "failed", "error", "timeout", "skipped"]
@@ -55,6 +63,7 @@ class ResultEntry(_Read):
     trace: dict[str, Any] | None = None
     usage: Tokens | None = None
     helper_usage: dict[str, Tokens] | None = None
+    recheck: RecheckEntry | None = None
 
 
 class Budget(_Read):

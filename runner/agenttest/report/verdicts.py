@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
-from ..analysis import exit_code, failures_under_regression, no_case_ran, pass_rate_text, run_ok
+from ..analysis import case_key, exit_code, failures_under_regression, no_case_ran, pass_rate_text, run_ok
 from ..hints import plural
 from ..usage import estimated_roles, format_usd
 from .escape import display_text, one_line, preview
@@ -58,7 +58,8 @@ def _not_regressions(report: Mapping[str, Any], comparison: Mapping[str, Any], f
     def keys(entries: Any) -> set[tuple[str, str]]:
         return {(str(e.get("file") or ""), str(e.get("id"))) for e in entries or [] if isinstance(e, Mapping)}
 
-    kinds = {"already failing": keys(comparison.get("still_failing")), "new": keys(comparison.get("new"))}
+    kinds = {"already failing": keys(comparison.get("still_failing")), "noise": keys(comparison.get("noise")),
+             "new": keys(comparison.get("new"))}
     counts = dict.fromkeys([*kinds, "not compared"], 0)
     for result in report.get("results") or []:
         if isinstance(result, Mapping) and result.get("status") in FAILING:
@@ -376,10 +377,13 @@ def stability_line(summary: dict[str, Any]) -> str:
 
 
 def comparison_line(comparison: dict[str, Any]) -> str:
-    """`2 regressions, 1 fix, 3 new, 0 removed, 1 failing new or changed · pass rate 80.0% → 75.0%`."""
+    """`2 regressions, 1 within noise, 1 fix, 3 new, 0 removed, 1 failing new or changed · pass rate 80.0% →
+    75.0%` (`within noise` only when some drop was noise)."""
     counts = comparison.get("counts") or {}
     words = [(counts.get("regressions", 0), "regression", "regressions"), (counts.get("fixes", 0), "fix", "fixes"),
              (counts.get("new", 0), "new", "new"), (counts.get("removed", 0), "removed", "removed")]
+    if counts.get("noise"):             # drops that chance explains: not regressions
+        words.insert(1, (counts["noise"], "within noise", "within noise"))
     text = ", ".join(f"{n} {one if n == 1 else many}" for n, one, many in words)
     if counts.get("introduced"):        # failing, and not failing in the baseline as it is now
         text += f", {counts['introduced']} failing new or changed"
@@ -422,8 +426,40 @@ def cost_line(cost: dict[str, Any], usage: Mapping[str, Any] | None = None) -> s
 
 # The comparison's groups, in the order every report shows them, with their labels.
 COMPARISON_GROUPS = (("regressions", "🔻 Regressions"), ("introduced", "🆕 Failing, new or changed"),
-                     ("fixes", "🔺 Fixes"), ("still_failing", "❌ Still failing"), ("new", "🆕 New"),
-                     ("removed", "➖ Removed"))
+                     ("noise", "🎲 Noise, not regressions"), ("fixes", "🔺 Fixes"),
+                     ("still_failing", "❌ Still failing"), ("new", "🆕 New"), ("removed", "➖ Removed"))
+# The groups whose entries carry evidence (`analysis.noise`): what passed in the baseline and does not now.
+EVIDENCE_GROUPS = (("regressions", "🔻 Regressions"), ("noise", "🎲 Noise, not regressions"))
+
+
+@dataclass(frozen=True)
+class Drop:
+    """How the comparison judged a case that passed in the baseline and does not now: a regression or noise, and
+    its evidence (raw text: each writer escapes it)."""
+
+    regression: bool
+    evidence: str
+
+    @property
+    def verdict(self) -> str:
+        """`regression: 5/5 → 0/5, p = 0.0040`, `noise, not a regression: failed, then passed on recheck 1`."""
+        return f"{'regression' if self.regression else 'noise, not a regression'}: {self.evidence}"
+
+
+def drops(report: Mapping[str, Any]) -> dict[tuple[str, str], Drop]:
+    """The report's regressions and noise by case key (`analysis.case_key`), each with its evidence."""
+    comparison = report.get("comparison")
+    if not isinstance(comparison, Mapping):
+        return {}
+    found = {}
+    for group, _ in EVIDENCE_GROUPS:
+        items = comparison.get(group)
+        for item in items if isinstance(items, list) else []:
+            if isinstance(item, Mapping):
+                evidence = item.get("evidence")
+                found[case_key(item)] = Drop(group == "regressions",
+                                             one_line(evidence, 500) if evidence is not None else "")
+    return found
 
 
 def stability_rows(report: Mapping[str, Any]) -> list[Mapping[str, Any]]:
