@@ -45,3 +45,15 @@ def test_the_readme_leads_with_what_a_newcomer_needs() -> None:
     opening = text("README.md").split("\n\n")[1]           # the paragraph under the title
     assert "Yao" not in opening and len(opening.split(". ")) <= 2
     assert "Calling an agent" not in text("docs/providers.md")          # a section that never was
+
+
+def test_every_page_renders_every_heading_as_github_would() -> None:
+    """A closing code fence with text on its line never closes (docs/configuration.md once showed a whole section
+    as code): GitHub's renderer must see every heading the source has."""
+    import cmarkgfm
+
+    for page in PAGES:
+        prose = re.sub(r"^```.*?^```", "", text(page), flags=re.M | re.S)
+        written = len(re.findall(r"^#{1,6} ", prose, re.M))
+        rendered = len(re.findall(r"<h[1-6][ >]", cmarkgfm.github_flavored_markdown_to_html(text(page))))
+        assert (page, rendered) == (page, written)
