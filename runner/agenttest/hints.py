@@ -6,9 +6,9 @@ import difflib
 from collections.abc import Iterable
 
 
-def did_you_mean(key: str, known: Iterable[str]) -> str:
+def did_you_mean(key: str, known: Iterable[str], cutoff: float = 0.6) -> str:
     """` (did you mean 'assert'?)`, or "" when nothing is close. Case differences are pointed out explicitly."""
-    candidate = closest(key, known)
+    candidate = closest(key, known, cutoff)
     if candidate is None:
         return ""
     if candidate.lower() == key.lower():
@@ -16,13 +16,14 @@ def did_you_mean(key: str, known: Iterable[str]) -> str:
     return f" (did you mean {candidate!r}?)"
 
 
-def closest(key: str, known: Iterable[str]) -> str | None:
-    """The known name `key` was most likely meant to be (same letters in another case first), or None."""
+def closest(key: str, known: Iterable[str], cutoff: float = 0.6) -> str | None:
+    """The known name `key` was most likely meant to be (same letters in another case first), or None; `cutoff` is
+    how alike (difflib's ratio) a name must be."""
     known = list(known)
     for candidate in known:
         if candidate.lower() == key.lower():
             return candidate
-    close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
+    close = difflib.get_close_matches(key, known, n=1, cutoff=cutoff)
     return close[0] if close else None
 
 

@@ -81,8 +81,9 @@ class ProjectConfig:
 
 def variable_not_set(name: str) -> str:
     """`environment variable BOT_KYE is not set (did you mean 'BOT_KEY'?)`: a set variable of a close name (only
-    names are compared; no value is shown)."""
-    return f"environment variable {name} is not set{did_you_mean(name, os.environ)}"
+    names are compared; no value is shown). Close means a misspelling: variables share prefixes (OPENAI_API_KEY and
+    OPENAI_BASE_URL are 0.62 alike, BOT_KYE and BOT_KEY 0.86), so the bar is higher than for keys."""
+    return f"environment variable {name} is not set{did_you_mean(name, os.environ, cutoff=0.8)}"
 
 
 def find_config(explicit: str | None, inputs: list[str], cwd: Path) -> Path | None:

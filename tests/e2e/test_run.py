@@ -395,6 +395,22 @@ def test_a_misspelt_variable_is_named_with_the_variable_meant(project: Project) 
     assert "sk-typo-test-5521" not in run.stdout + run.stderr
 
 
+def test_an_unset_variable_is_not_taken_for_a_typo_of_a_different_one(project: Project) -> None:
+    """OPENAI_API_KEY unset beside OPENAI_BASE_URL set: two variables that share a prefix, not a misspelling (a
+    new user was told "did you mean 'OPENAI_BASE_URL'?")."""
+    project.suite("suite.jsonl", {"id": "a", "input": "hi"})
+    project.write("agenttest.yaml", """
+        agents:
+          bot:
+            provider: http
+            url: http://127.0.0.1:9/chat
+            headers: {Authorization: "Bearer ${ACMEAI_API_KEY}"}
+        """)
+    run = project.run("-i", "suite.jsonl", "-n", "bot", env={"ACMEAI_BASE_URL": "http://127.0.0.1:9/v1"})
+    assert run.code == 2
+    assert "environment variable ACMEAI_API_KEY is not set; agent bot needs it" in run.stderr, run.stderr
+
+
 def test_every_config_problem_is_reported_at_once_with_its_key_path(project: Project) -> None:
     project.suite("suite.jsonl", {"id": "a", "input": "hi"})
     project.write("agenttest.yaml", """
