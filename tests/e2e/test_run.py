@@ -208,6 +208,19 @@ def test_run_filter_by_regex_and_tag(project: Project) -> None:
     assert none.code == 2 and "no test cases match --run 'nothing-matches'" in none.stderr
 
 
+def test_a_line_that_is_no_case_is_reported_whatever_run_selects(project: Project) -> None:
+    """`--run greets` (the command `init` suggests) on a suite with a broken line: the line has no id to match, so
+    it is reported as the error it is rather than left out without a word, as pytest shows a collection error
+    whatever `-k` says."""
+    (project.root / "suite.jsonl").write_text('{"id": "greets", "input": "hi"}\n{"id": "other", "input": \n')
+    run = project.run("-i", "suite.jsonl", "--run", "greets")
+    assert run.code == 1, run.stdout + run.stderr
+    assert [(r["id"], r["status"], r.get("error_kind"), r["line"]) for r in run.report["results"]] == [
+        ("greets", "passed", None, 1), ("suite.jsonl:2", "error", "invalid", 2)]
+    none = project.run("-i", "suite.jsonl", "--run", "nothing-matches")
+    assert none.code == 2 and "no test cases match --run 'nothing-matches'" in none.stderr
+
+
 def test_dry_run_prints_cases_and_calls_no_agent(project: Project) -> None:
     cases = [{"id": "a", "input": "hi", "assert": {"type": "contains", "value": "x"}}, {"id": "b", "input": "yo"}]
     project.suite("suite.jsonl", *cases)

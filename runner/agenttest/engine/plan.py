@@ -87,14 +87,22 @@ def resolve_script(source: GeneratorSource, cwd: Path, project: ProjectConfig) -
 
 
 def select(entries: list[Entry], run_filter: str | None) -> list[Entry]:
-    """`--run REGEX` keeps the cases whose id matches (unanchored); `--run tag:NAME` those tagged NAME."""
+    """`--run REGEX` keeps the cases whose id matches (unanchored); `--run tag:NAME` those tagged NAME. A line that
+    could not be read as a case (no id to match) is kept whatever the filter, as pytest reports a collection error
+    whatever `-k` says: a broken suite is never hidden by the selection."""
     if not run_filter:
         return list(entries)
     tag = run_filter_tag(run_filter)
-    if tag is not None:
-        return [e for e in entries if isinstance(e, Case) and tag in e.tags]
     pattern = re.compile(run_filter_pattern(run_filter))
-    return [e for e in entries if e.id is not None and pattern.search(e.id)]
+
+    def chosen(entry: Entry) -> bool:
+        if entry.id is None:
+            return True
+        if tag is not None:
+            return isinstance(entry, Case) and tag in entry.tags
+        return pattern.search(entry.id) is not None
+
+    return [entry for entry in entries if chosen(entry)]
 
 
 def helper_agents(entries: list[Entry]) -> list[str]:

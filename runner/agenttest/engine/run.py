@@ -165,9 +165,9 @@ async def _plan(config: RunConfig, suite: Suite, pool: AgentPool, checks: Checks
                                      timeout=config.timeout, usage=generation, cache=prepared.cache,
                                      context=prepared.identity.request_context(None))
     entries = select(entries, options.run)
+    if options.run and all(entry.id is None for entry in entries):     # the lines that are no case match nothing
+        raise UsageError(f"no test cases match --run {options.run!r}")
     if not entries:
-        if options.run:
-            raise UsageError(f"no test cases match --run {options.run!r}")
         raise UsageError(no_cases_found(config.inputs, suite, config.cwd))
     selected, digest = len(entries), suite_digest(entries)
     undefined = undefined_suite_agents((e.file for e in entries), config.cwd, config.project, config.options.name)
