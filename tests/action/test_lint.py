@@ -54,14 +54,16 @@ def test_action_declares_the_spec_inputs_and_outputs() -> None:
         "input", "agent", "config", "connector", "output-dir", "parallel", "runs", "min-pass-rate", "timeout",
         "filter", "shard", "fail-fast", "simulator", "before", "after", "baseline", "record", "replay", "max-cost",
         "max-tokens", "annotations",
-        "max-annotations", "job-summary", "fail-on", "working-directory", "args"}
+        "max-annotations", "job-summary", "fail-on", "working-directory", "args", "baseline-artifact", "comment",
+        "comment-key", "github-token"}
     assert set(action["outputs"]) >= {"total", "passed", "failed", "errors", "timeouts", "skipped", "pass-rate",
-                                      "report", "junit", "summary", "conclusion"}
+                                      "report", "junit", "summary", "conclusion", "comment", "baseline"}
     assert action["runs"] == {"using": "docker", "image": "Dockerfile", "args": ["action"]}
-    # No input has a default in action.yml: the runner would pass it as set, and an unset input must leave
-    # agenttest.yaml's `defaults:` (job_summary, fail_on, …) in force.
-    with_defaults = {name for name, spec in action["inputs"].items() if "default" in spec}
-    assert with_defaults == set()
+    # No run option's input has a default in action.yml: the runner would pass it as set, and an unset input must
+    # leave agenttest.yaml's `defaults:` (job_summary, fail_on, …) in force. The token is no run option, and the
+    # workflow's reaches an action only as an input's default.
+    with_defaults = {name: spec["default"] for name, spec in action["inputs"].items() if "default" in spec}
+    assert with_defaults == {"github-token": "${{ github.token }}"}
 
 
 def test_composite_variant_mirrors_the_docker_action() -> None:

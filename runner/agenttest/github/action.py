@@ -34,7 +34,7 @@ from .log import write_line
 # The inputs that are run options, by input name: the table's rows that name one (the suites, `input`, aside).
 OPTION_INPUTS = {option.flag.input: option for option in options().values()
                  if option.flag.input and option.name != "input"}
-STEP_INPUTS = ("working-directory", "args")       # inputs of the step itself, not of the run
+STEP_INPUTS = ("working-directory", "args", "github-token")     # inputs of the step itself, not of the run
 ACTION_INPUTS = ("input", *OPTION_INPUTS, *STEP_INPUTS)
 
 
