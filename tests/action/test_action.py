@@ -407,5 +407,6 @@ def test_the_token_is_masked_before_the_guard_and_hidden_from_the_agent(workspac
     lines = step.stdout.splitlines()
     mask = lines.index(f"::add-mask::{WORKFLOW_TOKEN}")
     assert mask < next(i for i, line in enumerate(lines) if line.startswith("::stop-commands::"))
-    outputs = [r["output"] for r in json.loads((workspace / "agenttest-results" / "report.json").read_text())["results"]]
+    report = json.loads((workspace / "agenttest-results" / "report.json").read_text())
+    outputs = [result["output"] for result in report["results"]]
     assert outputs == ["token: none", "token: none"]
