@@ -85,7 +85,8 @@ class Launch:
             facts = replace(facts, token=self.github_token)
         if facts.token:
             register_secret(facts.token)
-        return PullRequestLoop(config.options, facts, cwd=config.cwd, comment_default=self.comment_default)
+        return PullRequestLoop(config.options, facts, cwd=config.cwd, comment_default=self.comment_default,
+                               output_dir=config.output_dir)
 
     def _reporting(self, config: RunConfig) -> Reporting:
         reporting = reporting_for(config)

@@ -138,3 +138,32 @@ def test_every_pointer_to_a_doc_leads_to_a_file() -> None:
     assert [(name, doc) for name, doc in sorted(pointers) if not (REPO / doc).is_file()] == []
     assert "Releasing the action" in (REPO / "action.yml").read_text()
     assert "### Releasing the action" in (REPO / "README.md").read_text()
+
+
+def test_the_pull_request_pages_workflows_pass_actionlint(tmp_path: Path) -> None:
+    """docs/pull-requests.md's workflows — the whole loop, the docker action's upload step, the `workflow_run`
+    recipe for forks — with the action resolved to this checkout, as the README's are."""
+    page = (REPO / "docs" / "pull-requests.md").read_text()
+    blocks = re.findall(r"^```yaml\n(.*?)^```", page, re.M | re.S)
+    titles = [block.split("\n", 1)[0] for block in blocks]
+    assert titles == ["name: Agent tests", "      - uses: org/agenttest-action@v1", "name: Agent tests (comment)"]
+    workflows = tmp_path / ".github" / "workflows"
+    workflows.mkdir(parents=True)
+    (tmp_path / "composite").mkdir()
+    shutil.copy(REPO / "action.yml", tmp_path / "action.yml")
+    shutil.copy(REPO / "composite" / "action.yml", tmp_path / "composite" / "action.yml")
+    for index, block in enumerate(blocks):
+        local = block.replace(f"{REPOSITORY}/composite@{VERSION}", "./composite").replace(ACTION, "./")
+        if not block.startswith("name:"):
+            local = "on: push\njobs:\n  example:\n    runs-on: ubuntu-latest\n    steps:\n" + local
+        (workflows / f"doc-{index}.yml").write_text(local)
+    proc = subprocess.run([tool("actionlint"), "-shellcheck", tool("shellcheck"),
+                           *sorted(str(p) for p in workflows.glob("*.yml"))], cwd=tmp_path, capture_output=True,
+                          text=True, env={**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"},
+                          timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    loop = yaml.safe_load(blocks[0])
+    assert loop["permissions"] == {"contents": "read", "pull-requests": "write", "actions": "read"}
+    recipe = yaml.safe_load(blocks[2])
+    assert recipe[True] == {"workflow_run": {"workflows": [loop["name"]], "types": ["completed"]}}   # YAML 1.1: on
+    assert "pull_request_target" not in blocks[2]

@@ -243,6 +243,9 @@ def test_a_forks_read_only_token_is_a_notice_and_the_exit_code_stays(repo: Repo)
     assert "Resource not accessible by integration" in notice
     assert step.outputs["comment"].startswith(f"no comment: pull request #7 comes from the fork {FORK}")
     assert [r.method for r in repo.api.writes()] == ["POST"] and repo.api.comments_on(7) == []
+    kept = (repo.root / "agenttest-results" / "comment.md").read_text()        # for a workflow_run to post
+    assert kept == repo.api.writes()[0].body["body"]
+    assert kept.startswith("<!-- agenttest:comment key=default run=600.1 at=")
     assert step.stdout.splitlines()[-1].startswith("::error::agenttest: 1 failed of 3 cases")
     without = repo.action(601, {"comment": "off"})
     assert without.code == step.code

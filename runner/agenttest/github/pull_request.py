@@ -23,11 +23,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..analysis import run_ok
+from ..files import write_text
 from ..report.reporting import AUTO
 from . import environment
 from .baseline import Baseline, find_baseline, workflow_file
 from .commands import workflow_command
-from .comment import BOT, CommentOutcome, publish_comment, run_stamp
+from .comment import BOT, CommentOutcome, marker, publish_comment, run_stamp
 from .comment_markdown import CommentLinks, render_comment
 from .environment import RunFacts, read_event
 from .links import SourceLinks
@@ -44,6 +45,7 @@ BUDGET = 120.0      # seconds each of the baseline and the comment may spend on 
 NO_TOKEN = "no GitHub token (set GITHUB_TOKEN; the Action passes its github-token input)"
 # What changed against the baseline, for `--comment auto` (a comment is created only then, or when a case failed).
 CHANGES = ("regressions", "fixes", "introduced", "new", "removed", "noise")
+COMMENT_FILE = "comment.md"
 
 
 @dataclass(frozen=True)
@@ -79,9 +81,11 @@ def pull_request_of(event_name: str | None, payload: Mapping[str, Any]) -> PullR
 class PullRequestLoop:
     """The baseline fetched and the comment kept for one run; see the module's docstring."""
 
-    def __init__(self, options: RunOptions, facts: RunFacts, *, cwd: Path, comment_default: str = "off") -> None:
+    def __init__(self, options: RunOptions, facts: RunFacts, *, cwd: Path, comment_default: str = "off",
+                 output_dir: Path | None = None) -> None:
         self.facts = facts
         self.cwd = cwd
+        self.output_dir = output_dir        # where comment.md goes: what was (or would have been) posted
         self.mode = options.comment or comment_default
         self.key = options.comment_key
         self.artifact = options.baseline_artifact
@@ -212,6 +216,7 @@ class PullRequestLoop:
         create = self._creates(report)
         body = render_comment(report, self._links(), self.baseline)
         stamp = run_stamp(facts.run_id, facts.run_attempt, (report.get("metadata") or {}).get("started_at"))
+        self._keep(f"{marker(self.key, stamp)}\n{body}")
         # A workflow's token (`ghs_…`) comments as GitHub Actions' own account, and only its comments are ours;
         # another token's author is its owner's, which agenttest cannot ask about with the workflow's token.
         author = BOT if facts.token.startswith("ghs_") else None
@@ -231,6 +236,16 @@ class PullRequestLoop:
                 "workflow token is read-only — comment from a workflow_run workflow instead (docs/pull-requests.md)"
                 f"; GitHub said: {outcome.reason.removeprefix('no comment: ')}"))
         return outcome
+
+    def _keep(self, text: str) -> None:
+        """comment.md in the output directory: the comment as it is posted — or as a fork's run, whose token cannot
+        post it, hands it to a `workflow_run` workflow that can (docs/pull-requests.md)."""
+        if self.output_dir is None:
+            return
+        try:
+            write_text(self.output_dir / COMMENT_FILE, text)
+        except OSError as exc:
+            write_line(sys.stderr, f"✗ cannot write {self.output_dir / COMMENT_FILE}: {exc.strerror or exc}")
 
     def _from_fork(self) -> bool:
         pull, repository = self.pull_request, self.facts.repository
