@@ -127,7 +127,9 @@ def test_the_composite_action_under_act_comments_and_uploads_the_results_even_wh
     proc = subprocess.run([act, "pull_request", "-P", "ubuntu-latest=-self-hosted", "-e", str(event),
                            "-s", f"GITHUB_TOKEN={TOKEN}", "--local-repository", f"{UPLOAD}={stub}",
                            "--env", f"GITHUB_API_URL={github_api.api_url}", "--env", "GITHUB_RUN_ID=31",
-                           "--env", f"UPLOADS={tmp_path / 'uploads'}"],
+                           "--env", f"UPLOADS={tmp_path / 'uploads'}",
+                           # no network but the loopback (CI): the servers act starts listen there
+                           "--no-cache-server", "--artifact-server-addr", "127.0.0.1"],
                           cwd=workspace, env=env, capture_output=True, text=True, timeout=600)
     log = proc.stdout + proc.stderr
     assert proc.returncode == 1, log                   # the run step fails: one case failed
