@@ -8,7 +8,7 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from .config import RunConfig, build_run_config
 from .engine.run import RunOutcome, run_suite
@@ -18,6 +18,11 @@ from .github.environment import in_github_actions
 from .github.log import guarded_log, write_line
 from .github.outputs import write_error_conclusion
 from .report.reporting import reporting_for
+from .secrets import register_secret
+
+if TYPE_CHECKING:
+    from .github.pull_request import PullRequestLoop
+    from .report.base import Reporting
 
 
 @dataclass
@@ -28,6 +33,9 @@ class Launch:
     config: RunConfig | None = None       # None when the configuration could not be built
     outcome: RunOutcome | None = None     # None when the run did not end by itself
     error: str | None = None              # the one-line message of a user mistake or an interrupt
+    comment_default: str = "off"          # `--comment` when neither it nor agenttest.yaml sets it (the Action: auto)
+    github_token: str | None = None       # the token of the pull-request loop (the Action's input), else GITHUB_TOKEN
+    loop: PullRequestLoop | None = None   # the baseline fetched and the comment posted (github.pull_request)
 
     def run(self, cli_values: dict[str, Any], cwd: Path | None = None, *, echo_error: bool = False) -> Launch:
         """Build the run configuration from `agenttest run`'s values and run it inside the guarded log (see
@@ -47,19 +55,44 @@ class Launch:
             self.stop(EXIT_USAGE, str(exc))
         except KeyboardInterrupt:
             self.stop(EXIT_INTERRUPTED, "interrupted")
+        if self.config is not None and self.error is None:
+            self.loop = self._pull_request_loop(self.config)     # its token masked before the guard opens
         with guarded_log(stream, guard=guard), owned_by_run():
             if self.config is not None and self.error is None:
                 try:
-                    outcome = run_suite(self.config, reporting_for(self.config))
+                    outcome = run_suite(self.config, self._reporting(self.config))
                 except AgentTestError as exc:
                     self.stop(EXIT_USAGE, str(exc))
                 except KeyboardInterrupt:
                     self.stop(EXIT_INTERRUPTED, "interrupted")
                 else:
                     self.outcome, self.exit_code = outcome, outcome.exit_code
+                    if self.loop is not None and outcome.report is not None:    # every artifact is written:
+                        self.loop.after_run(outcome.report.data)                # the comment, whatever the verdict
             if echo_error and self.error is not None:
                 write_line(sys.stderr, "Interrupted." if self.exit_code == EXIT_INTERRUPTED else f"Error: {self.error}")
         return self
+
+    def _pull_request_loop(self, config: RunConfig) -> PullRequestLoop:
+        """The run's pull-request loop (`--baseline auto`, `--comment`), its GitHub token registered as a secret."""
+        from dataclasses import replace
+
+        from .github.environment import run_facts
+        from .github.pull_request import PullRequestLoop
+
+        facts = run_facts()
+        if self.github_token:
+            facts = replace(facts, token=self.github_token)
+        if facts.token:
+            register_secret(facts.token)
+        return PullRequestLoop(config.options, facts, cwd=config.cwd, comment_default=self.comment_default,
+                               output_dir=config.output_dir)
+
+    def _reporting(self, config: RunConfig) -> Reporting:
+        reporting = reporting_for(config)
+        if self.loop is not None and self.loop.fetches_baseline:
+            reporting.find_baseline = self.loop.find_baseline
+        return reporting
 
     def stop(self, exit_code: int, error: str) -> Launch:
         """End a run that could not start or was cut short: its exit code, its message, and the step output

@@ -21,6 +21,7 @@ from .errors import FailOn
 
 Color = Literal["auto", "always", "never"]
 MissingInput = Literal["skip", "fail", "ignore"]
+CommentMode = Literal["auto", "always", "failures", "off"]
 
 
 @dataclass(frozen=True)
@@ -99,13 +100,22 @@ class OptionTable:
                                       input="shard")] = None
     fail_fast: Annotated[bool, Flag("Stop scheduling after the first non-passing case.", input="fail-fast")] = False
     dry_run: Annotated[bool, Flag("Print the cases as JSONL; call no agent.")] = False
-    baseline: Annotated[str | None, Flag("Compare with an earlier report.json: regressions, fixes, new.",
-                                         metavar="REPORT", input="baseline")] = None
+    baseline: Annotated[str | None, Flag("Compare with an earlier report.json: regressions, fixes, new; auto: the "
+                                         "base branch's last report, fetched from GitHub.", metavar="REPORT|auto",
+                                         input="baseline")] = None
     recheck: Annotated[int, Ge(0), Flag("With --baseline: a case that passed then and not now runs up to N more times "
                                         "and is a regression only if it fails them all; 0: never [{default}].",
                                         metavar="N", input="recheck")] = 2
     alpha: Annotated[float, Gt(0), Lt(1), Flag("With --baseline and several runs a side: the significance level of "
                                                "the regression test [{default}].", metavar="P")] = 0.05
+    baseline_artifact: Annotated[str, Flag("The artifact --baseline auto takes report.json from [{default}].",
+                                           command=False, input="baseline-artifact")] = "agenttest-results"
+    # None: off on the command line, auto in the Action (launch.Launch.comment_default)
+    comment: Annotated[CommentMode | None, Flag("The pull-request comment: auto (on pull_request events), always, "
+                                                "failures, off [off; the Action: auto].", metavar="MODE",
+                                                input="comment")] = None
+    comment_key: Annotated[str, Flag("Several suites, several comments: each key keeps its own [{default}].",
+                                     metavar="KEY", input="comment-key")] = "default"
     retries: Annotated[int, Ge(0),
                        Flag("Retries of one agent call on connection errors, 429 and 5xx [{default}].")] = 2
     # None: the user's cache directory (agents.cache.default_cache_directory)

@@ -56,6 +56,16 @@ class RunOptions(OptionTable, BaseModel):
             shard_of(value)
         return value
 
+    @field_validator("comment_key")
+    @classmethod
+    def _comment_key(cls, value: str) -> str:
+        from .github.comment import comment_key_problem  # the pull-request comment's module, only for a key
+
+        problem = comment_key_problem(value)
+        if problem:
+            raise ValueError(problem.removeprefix("--comment-key "))
+        return value
+
     @field_validator("run")
     @classmethod
     def _pattern(cls, value: str | None) -> str | None:

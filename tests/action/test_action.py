@@ -24,6 +24,7 @@ from e2e.conftest import helper_server
 REPO = Path(__file__).resolve().parents[2]
 ACTION = yaml.safe_load((REPO / "action.yml").read_text())
 OWNER_UID = 1001        # the runner user, who owns the workspace; the container runs as root
+WORKFLOW_TOKEN = "ghs_workflowToken0123456789abcdefABCDEF"      # what the runner makes of `${{ github.token }}`
 
 
 def parse_github_output(text: str) -> dict[str, str]:
@@ -99,6 +100,7 @@ def run_action(workspace: Path, inputs: dict[str, str], env: dict[str, str] | No
     (temp / "_github_workflow").mkdir(exist_ok=True)
     (temp / "_github_workflow" / "event.json").write_text("{}")
     declared = {name: str(spec.get("default", "")) for name, spec in ACTION["inputs"].items()}
+    declared.update({name: value.replace("${{ github.token }}", WORKFLOW_TOKEN) for name, value in declared.items()})
     declared.update(inputs)
     full_env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "INPUT_", "RUNNER_"))}
     full_env.update({f"INPUT_{name.replace(' ', '_').upper()}": value for name, value in declared.items()})
@@ -126,7 +128,9 @@ def test_failing_run(workspace: Path) -> None:
         "total": "2", "passed": "1", "failed": "1", "errors": "0", "timeouts": "0", "skipped": "0",
         "pass-rate": "50.0", "conclusion": "failure", "report": "agenttest-results/report.json",
         "junit": "agenttest-results/junit.xml", "summary": "agenttest-results/summary.md",
-        "ctrf": "agenttest-results/ctrf.json", "events": "agenttest-results/events.jsonl"}
+        "ctrf": "agenttest-results/ctrf.json", "events": "agenttest-results/events.jsonl",
+        "comment": "no comment: a push event has no pull request to comment on",
+        "baseline": "no baseline: none was asked for (baseline: auto compares with the base branch)"}
     for name in ("report", "junit", "summary", "ctrf", "events"):
         assert (workspace / step.outputs[name]).is_file()
     lines = step.stdout.splitlines()
@@ -338,7 +342,10 @@ def test_run_writes_the_same_step_outputs_as_the_action(workspace: Path) -> None
     assert action.code == 1
     code, outputs = _run_in_actions(workspace, "-i", "evals/suite.jsonl", "-i", "evals/third.jsonl")
     assert code == 1
-    assert outputs == action.outputs
+    # The one difference: the comment is `auto` in the Action and `off` on the command line (on a push, neither
+    # comments).
+    assert outputs == {**action.outputs, "comment": "no comment: comment is off"}
+    assert action.outputs["comment"] == "no comment: a push event has no pull request to comment on"
     assert outputs["pass-rate"] == "33.3"           # one decimal, as the console, summary and JUnit print it
     assert set(outputs) >= {"total", "passed", "failed", "errors", "timeouts", "skipped", "pass-rate", "report",
                             "junit", "summary", "conclusion"}
@@ -390,3 +397,16 @@ def test_a_run_whose_cases_were_all_skipped_has_no_rate_and_is_no_success(worksp
     assert step.outputs["pass-rate"] == "" and step.outputs["conclusion"] == "skipped"
     assert (step.outputs["total"], step.outputs["skipped"]) == ("1", "1")
     assert step.step_summary.startswith("## ⏭️ agenttest: no case ran, 1 skipped")
+
+
+def test_the_token_is_masked_before_the_guard_and_hidden_from_the_agent(workspace: Path) -> None:
+    (workspace / "echo_agent.py").write_text("import os\n\ndef respond(request):\n"
+                                            "    return 'token: ' + os.environ.get('INPUT_GITHUB-TOKEN', 'none')\n")
+    step = run_action(workspace, {"input": "evals/suite.jsonl"})
+    assert step.code == 1, step.stdout + step.stderr
+    lines = step.stdout.splitlines()
+    mask = lines.index(f"::add-mask::{WORKFLOW_TOKEN}")
+    assert mask < next(i for i, line in enumerate(lines) if line.startswith("::stop-commands::"))
+    report = json.loads((workspace / "agenttest-results" / "report.json").read_text())
+    outputs = [result["output"] for result in report["results"]]
+    assert outputs == ["token: none", "token: none"]

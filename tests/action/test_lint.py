@@ -55,14 +55,16 @@ def test_action_declares_the_spec_inputs_and_outputs() -> None:
         "input", "agent", "config", "connector", "output-dir", "parallel", "runs", "min-pass-rate", "timeout",
         "filter", "shard", "fail-fast", "simulator", "before", "after", "baseline", "recheck", "record", "replay",
         "max-cost", "max-tokens", "annotations",
-        "max-annotations", "job-summary", "fail-on", "working-directory", "args"}
+        "max-annotations", "job-summary", "fail-on", "working-directory", "args", "baseline-artifact", "comment",
+        "comment-key", "github-token"}
     assert set(action["outputs"]) >= {"total", "passed", "failed", "errors", "timeouts", "skipped", "pass-rate",
-                                      "report", "junit", "summary", "conclusion"}
+                                      "report", "junit", "summary", "conclusion", "comment", "baseline"}
     assert action["runs"] == {"using": "docker", "image": "Dockerfile", "args": ["action"]}
-    # No input has a default in action.yml: the runner would pass it as set, and an unset input must leave
-    # agenttest.yaml's `defaults:` (job_summary, fail_on, …) in force.
-    with_defaults = {name for name, spec in action["inputs"].items() if "default" in spec}
-    assert with_defaults == set()
+    # No run option's input has a default in action.yml: the runner would pass it as set, and an unset input must
+    # leave agenttest.yaml's `defaults:` (job_summary, fail_on, …) in force. The token is no run option, and the
+    # workflow's reaches an action only as an input's default.
+    with_defaults = {name: spec["default"] for name, spec in action["inputs"].items() if "default" in spec}
+    assert with_defaults == {"github-token": "${{ github.token }}"}
 
 
 def test_composite_variant_mirrors_the_docker_action() -> None:
@@ -107,7 +109,7 @@ def test_documented_workflows_pass_actionlint(tmp_path: Path) -> None:
     against action.yml."""
     blocks = [block for block in all_blocks("yaml") if block.startswith("name:") or block.lstrip().startswith("- ")]
     titles = {block.split("\n", 1)[0] for block in blocks if block.startswith("name:")}
-    assert {"name: Agent tests (sharded)", "name: Agent tests (against main)", "name: Agent tests"} <= titles
+    assert {"name: Agent tests (sharded)", "name: Agent tests (pull requests)", "name: Agent tests"} <= titles
     assert len(blocks) >= 6
     workflows = tmp_path / ".github" / "workflows"
     workflows.mkdir(parents=True)

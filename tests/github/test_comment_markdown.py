@@ -74,7 +74,7 @@ def test_the_comment_says_what_a_reviewer_needs(links: CommentLinks) -> None:
            "<code>abc1234</code>" in html
     blob = f"https://github.com/octo/agents/blob/{HEAD}/suites"
     regression = (f'<li><a href="{blob}/a.jsonl#L2">fail</a> — passed in the baseline, now ❌ failed: expected '
-                  "hello</li>")
+                  "hello · <strong>evidence:</strong> passed, now failed; not rechecked</li>")
     assert regression in html
     order = [text.index(part) for part in ("### 🔻 1 regression", "### Compared with the baseline",
                                            "### Failures", "### 🎲 1 flaky case", "<details>", "Workflow run")]
@@ -171,3 +171,37 @@ def test_ids_too_long_for_any_table_are_cut_after_the_counts(links: CommentLinks
     assert len(text) <= COMMENT_LIMIT - MARKER_ROOM and len(text.encode()) <= BYTE_LIMIT - MARKER_ROOM
     assert COUNTS_ROW.search(text).groups() == ("60", "0", "60", "0", "0", "0")
     assert text.endswith("\n\n…cut to fit GitHub's comment limit: see the job summary and `report.json`.\n")
+
+
+def test_evidence_fixes_noise_and_intervals_when_the_comparison_gives_them(links: CommentLinks) -> None:
+    """The comparison of issue 22's statistics: `evidence` on regressions and noise entries, a `noise` group after
+    the fixes, and a pass-rate interval on a flaky case — each shown when there, and agent-free text escaped."""
+    report = pr_report()
+    comparison = report["comparison"]
+    comparison["regressions"][0]["evidence"] = "5/5 → 0/5, p = 0.004"
+    comparison["fixes"][0]["evidence"] = "failed, then passed on recheck 1"
+    comparison["noise"] = [{"id": "slow", "file": "suites/b.jsonl", "line": 1, "status": "passed",
+                            "evidence": "3/5 → 2/5, p = 1.0 <b>not</b>"}]
+    report["stability_results"][0]["pass_rate_interval"] = [0.2077, 0.9385]
+    text = render_comment(report, links, FOUND)
+    html = gfm(text)
+    blob = f"https://github.com/octo/agents/blob/{HEAD}/suites"
+    assert (f'<li><a href="{blob}/a.jsonl#L2">fail</a> — passed in the baseline, now ❌ failed: expected hello · '
+            "<strong>evidence:</strong> 5/5 → 0/5, p = 0.004</li>") in html
+    assert f'<li><a href="{blob}/a.jsonl#L1">pass</a> — failed, then passed on recheck 1</li>' in html
+    assert (f'<li><a href="{blob}/b.jsonl#L1">slow</a> — 3/5 → 2/5, p = 1.0 &lt;b&gt;not&lt;/b&gt;</li>') in html
+    assert "<b>not" not in html
+    assert f'<li><a href="{blob}/b.jsonl#L7">wobbly</a> — 2 of 3 runs passed (66.67%, 95% interval 21–94%)</li>' \
+        in html
+    order = [text.index(part) for part in ("### 🔻 1 regression", "### 🔺 1 fix", "### 〰️ 1 change within noise",
+                                           "### Compared with the baseline")]
+    assert order == sorted(order)
+    older = pr_report()     # a report from before evidence, noise and intervals: none of it given, none shown
+    for group in older["comparison"].values():
+        for entry in group if isinstance(group, list) else []:
+            if isinstance(entry, dict):
+                entry.pop("evidence", None)
+    older["comparison"].pop("noise", None)
+    without = render_comment(older, links, FOUND)
+    assert "evidence" not in without and "noise" not in without and "interval" not in without
+    assert "- [pass](" in without and "failed in the baseline, passes now" in without

@@ -182,7 +182,8 @@ def test_annotations_can_be_turned_off_but_the_log_stays_guarded(workspace: Path
     proc = run_step(workspace, "-i", "evals/hostile.jsonl", "--run", "injects")
     quiet = run_step(workspace, "-i", "evals/hostile.jsonl", "--run", "injects", "--no-annotations")
     assert [c.split("::")[1] for c in commands_the_runner_would_run(quiet.stdout.splitlines())] == ["stop-commands"]
-    assert len(commands_the_runner_would_run(proc.stdout.splitlines())) == 3
+    # stop-commands, the annotations of `injects` and of the broken line (kept whatever --run selects), the end
+    assert len(commands_the_runner_would_run(proc.stdout.splitlines())) == 4
 
 
 def test_a_secret_learnt_during_the_run_is_masked_where_the_runner_listens(workspace: Path) -> None:
@@ -209,7 +210,7 @@ def test_annotations_forced_on_outside_github_actions(workspace: Path) -> None:
     piped = subprocess.run(args, cwd=workspace, env=env, capture_output=True, text=True, timeout=120,
                            stdin=subprocess.DEVNULL)
     executed = commands_the_runner_would_run(piped.stdout.splitlines())
-    assert [line.split("::")[1].split(" ")[0] for line in executed] == ["stop-commands", "error", "error"]
+    assert [line.split("::")[1].split(" ")[0] for line in executed] == ["stop-commands", "error", "error", "error"]
 
     leader, follower = pty.openpty()
     proc = subprocess.Popen(args, cwd=workspace, env={**env, "TERM": "dumb"}, stdout=follower,
@@ -228,4 +229,5 @@ def test_annotations_forced_on_outside_github_actions(workspace: Path) -> None:
     assert proc.wait(timeout=30) == 1
     lines = screen.decode().splitlines()
     assert not [line for line in lines if line.startswith("::stop-commands::")]
-    assert [line.split(" ")[0] for line in lines if line.startswith("::")] == ["::error", "::error::agenttest:"]
+    assert [line.split(" ")[0] for line in lines if line.startswith("::")] == ["::error", "::error",
+                                                                              "::error::agenttest:"]

@@ -1,5 +1,5 @@
 """run_suite(config): a run as named stages, each handing its result to the next (nox's `workflow.execute`):
-load → prepare → plan → (dry run) → preflight → start → hooks and cases → finish."""
+load → prepare → plan → (dry run) → preflight → baseline → start → hooks and cases → finish."""
 
 from __future__ import annotations
 
@@ -91,6 +91,7 @@ async def _run(config: RunConfig, reporting: Reporting) -> RunOutcome:
         if options.dry_run:
             return RunOutcome(None, dry_run(plan.entries, config, suite.warnings))
         targets = _preflight(config, pool, plan, reporting)
+        await _baseline(config, reporting)
         run = _start(config, suite, pool, meter, plan, prepared, targets, reporting)
         await _hooks_and_cases(run)
         return _finish(run)
@@ -191,9 +192,17 @@ def _preflight(config: RunConfig, pool: AgentPool, plan: _Plan, reporting: Repor
     if budgeted(config):
         check_prices(pool, priced_calls(plan.entries, targets[0].id, options.connector))
     check_writable(config, reporting.files)
-    if options.fail_on == "regression" and reporting.baseline is None:
-        write_line(sys.stderr, "⚠ --fail-on regression needs --baseline: failing on any failure instead")
     return targets
+
+
+async def _baseline(config: RunConfig, reporting: Reporting) -> None:
+    """Stage baseline, the last before any case runs: a baseline to fetch (`--baseline auto`) is fetched, so that
+    every artifact holds the comparison."""
+    if reporting.find_baseline is not None:
+        with cancelled_by_signals():
+            await reporting.find_baseline(reporting)
+    if config.options.fail_on == "regression" and reporting.baseline is None:
+        write_line(sys.stderr, "⚠ --fail-on regression needs --baseline: failing on any failure instead")
 
 
 @dataclass
@@ -368,7 +377,8 @@ def _finish(run: _Run) -> RunOutcome:
     report = Report(info=run.info, results=results, summary=summary, completed_at=now(), usage=usage,
                     interrupted=run.scheduler.interrupted, error="; ".join(run.errors) or None,
                     version=__version__, runs=options.runs, shard=options.shard, suite=run.plan.suite_facts(),
-                    baseline=run.reporting.baseline, baseline_path=options.baseline, spending=run.meter.report(),
+                    baseline=run.reporting.baseline, baseline_path=run.reporting.baseline_path or options.baseline,
+                    baseline_source=run.reporting.baseline_source, spending=run.meter.report(),
                     traceback="\n\n".join(dict.fromkeys(run.tracebacks)) or None)
     run.reporting.reporters.run_finished(report)
     if run.scheduler.interrupted:

@@ -26,6 +26,7 @@ from ..config import RunConfig
 from ..errors import EXIT_USAGE, AgentTestError, UsageError
 from ..launch import Launch
 from ..option_table import Option, options
+from ..secrets import register_secret
 from . import environment
 from .commands import workflow_command
 from .environment import read_inputs
@@ -34,7 +35,8 @@ from .log import write_line
 # The inputs that are run options, by input name: the table's rows that name one (the suites, `input`, aside).
 OPTION_INPUTS = {option.flag.input: option for option in options().values()
                  if option.flag.input and option.name != "input"}
-STEP_INPUTS = ("working-directory", "args")       # inputs of the step itself, not of the run
+STEP_INPUTS = ("working-directory", "args", "github-token")     # inputs of the step itself, not of the run
+INPUT_GITHUB_TOKEN = "INPUT_GITHUB-TOKEN"
 ACTION_INPUTS = ("input", *OPTION_INPUTS, *STEP_INPUTS)
 
 
@@ -51,7 +53,7 @@ def run_action(environ: Mapping[str, str] | None = None) -> int:
     """Run the suite the inputs describe (the run writes the step outputs, as `agenttest run` does in Actions);
     return the exit code `fail-on` asks for. A step that cannot run says why in one error annotation."""
     environ = os.environ if environ is None else environ
-    launched = Launch()
+    launched = Launch(comment_default="auto", github_token=github_token(environ))
     try:
         settings = read_settings(environ)
     except AgentTestError as exc:
@@ -75,6 +77,16 @@ def run_action(environ: Mapping[str, str] | None = None) -> int:
         write_line(sys.stdout, workflow_command("warning", "agenttest: fail-on: regression needs a baseline; "
                                                            "failing on any failure instead"))
     return outcome.exit_code      # `fail-on` is a run option: the run decided
+
+
+def github_token(environ: Mapping[str, str]) -> str | None:
+    """The `github-token` input (the workflow's token by default), registered as a secret, and taken out of this
+    process's environment: the agents under test, which inherit it, never see it."""
+    token = read_inputs(environ, ["github-token"])["github-token"]
+    if token:
+        register_secret(token)
+        os.environ.pop(INPUT_GITHUB_TOKEN, None)
+    return token
 
 
 def read_settings(environ: Mapping[str, str]) -> ActionSettings:

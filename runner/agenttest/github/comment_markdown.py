@@ -1,7 +1,8 @@
 """The pull-request comment's Markdown, from a report.json dict: what a reviewer needs, within GitHub's limit.
 
 The verdict, the counts, tokens and cost per role (the job summary's head); how the run came out against the base
-branch — the regressions first, each with its evidence, then every group of the comparison —, or why there was no
+branch — the regressions first, each with its evidence, then the fixes and the differences within noise (`noise`,
+with their evidence when the comparison gives it), then every group of the comparison counted —, or why there was no
 comparison; the failing cases linked to their JSONL lines at the head commit; the flaky cases; the first failures in
 full, collapsed; and the links to the run and its artifacts. The job summary's pieces (report/markdown.py) and its
 escaping (report/escape.py) write it, so agent text is as inert here as there.
@@ -77,6 +78,10 @@ def _lines(report: Mapping[str, Any], results: list[Mapping[str, Any]], failing:
     yield from _counts(report.get("summary") or {})
     yield from _base(baseline)
     yield from _regressions(report, results, links.source, level.rows)
+    yield from _group(report, "fixes", "### 🔺 {}", "fix", "failed in the baseline, passes now", links.source,
+                      level.rows)
+    yield from _group(report, "noise", "### 〰️ {} within noise", "change", "a difference within the noise of the runs",
+                      links.source, level.rows)
     yield from _comparison(report)
     if failing:
         yield from _failures(failing, links.source, level.rows)
@@ -103,13 +108,39 @@ def _base(baseline: Baseline | None) -> Iterator[str]:
     yield ""
 
 
+def _entries(report: Mapping[str, Any], group: str) -> list[Mapping[str, Any]]:
+    """The entries of one group of the comparison (`regressions`, `fixes`, `noise`, …); [] without one."""
+    comparison = report.get("comparison")
+    items = comparison.get(group) if isinstance(comparison, Mapping) else None
+    return [entry for entry in items or [] if isinstance(entry, Mapping)]
+
+
+def _evidence(entry: Mapping[str, Any]) -> str:
+    """What the comparison says backs an entry up (`5/5 → 0/5, p = 0.004`), escaped; "" when it says nothing."""
+    evidence = entry.get("evidence")
+    return md_text(one_line(evidence, 300)) if isinstance(evidence, str) and evidence.strip() else ""
+
+
+def _group(report: Mapping[str, Any], group: str, title: str, noun: str, default: str, links: SourceLinks,
+           rows: int) -> Iterator[str]:
+    """One group of the comparison after the regressions (fixes, noise) as a list: each case linked, with its
+    evidence when the comparison gives one."""
+    entries = _entries(report, group)
+    if not entries:
+        return
+    yield title.format(plural(len(entries), noun))
+    yield ""
+    for entry in entries[:rows]:
+        yield f"- {_case_link(entry, links)} — {_evidence(entry) or default}"
+    yield ""
+    yield from _more(len(entries) - rows, noun)
+
+
 def _regressions(report: Mapping[str, Any], results: list[Mapping[str, Any]], links: SourceLinks,
                  rows: int) -> Iterator[str]:
     """Each case that passed in the baseline and does not now, with its evidence: how it came out, why, over how
-    many runs."""
-    comparison = report.get("comparison")
-    entries = [e for e in (comparison or {}).get("regressions") or [] if isinstance(e, Mapping)] \
-        if isinstance(comparison, Mapping) else []
+    many runs, and what the comparison gives as evidence (`5/5 → 0/5, p = 0.004`)."""
+    entries = _entries(report, "regressions")
     if not entries:
         return
     by_key = {case_key(result): result for result in results}
@@ -125,6 +156,9 @@ def _regressions(report: Mapping[str, Any], results: list[Mapping[str, Any]], li
         runs = runs_line(dict(result))
         if runs:
             evidence += f" ({md_text(runs)})"
+        given = _evidence(entry)
+        if given:
+            evidence += f" · **evidence:** {given}"
         yield f"- {_case_link(result, links)} — {evidence}"
     yield ""
     yield from _more(len(entries) - rows, "regression")
@@ -149,9 +183,20 @@ def _flaky(report: Mapping[str, Any], links: SourceLinks, rows: int) -> Iterator
     yield ""
     for row in flaky[:rows]:
         yield (f"- {_case_link(row, links)} — {md_text(row.get('passed'))} of {md_text(row.get('runs'))} runs "
-               f"passed ({md_text(row.get('pass_rate'))}%)")
+               f"passed ({md_text(row.get('pass_rate'))}%{_interval(row.get('pass_rate_interval'))})")
     yield ""
     yield from _more(len(flaky) - rows, "flaky case")
+
+
+def _interval(interval: Any) -> str:
+    """`, 95% interval 21–94%` of a stability row's `pass_rate_interval` (`[low, high]`, as fractions or as
+    percentages), or "" without one."""
+    if not isinstance(interval, list | tuple) or len(interval) != 2 \
+            or not all(isinstance(x, int | float) and not isinstance(x, bool) for x in interval):
+        return ""
+    low, high = interval
+    scale = 100 if 0 <= low <= high <= 1 else 1
+    return f", 95% interval {low * scale:.0f}–{high * scale:.0f}%"
 
 
 def _more(hidden: int, noun: str) -> Iterable[str]:

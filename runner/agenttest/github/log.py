@@ -84,6 +84,7 @@ class GuardedLog:
         self.stream = stream
         self.token: str | None = None
         self.pending: list[tuple[TextIO, str]] = []
+        self.firsts = 0         # how many of `pending` go before the others (print_commands `first`)
 
     def stop_lines(self) -> list[str]:
         """Open a block with a fresh random token; the line that opens it."""
@@ -122,17 +123,21 @@ def guarded_log(stream: TextIO | None = None, *, guard: bool) -> Iterator[Guarde
         with _lock:
             _current = previous
             write_lines(log.stream, log.resume_lines())
-            pending, log.pending = log.pending, []
+            pending, log.pending, log.firsts = log.pending, [], 0
         for target, line in pending:
             write_line(target, line)
 
 
-def print_commands(stream: TextIO, lines: Iterable[str]) -> None:
+def print_commands(stream: TextIO, lines: Iterable[str], *, first: bool = False) -> None:
     """Workflow commands a reporter produced (annotations): printed when the run's guarded log closes, after
-    commands are resumed; at once when no run is in progress."""
+    commands are resumed; at once when no run is in progress. `first`: before the others handed over (a notice
+    about the run, which the annotations' closing line then sums up)."""
     with _lock:
         if _current is not None:
-            _current.pending.extend((stream, line) for line in lines)
+            items = [(stream, line) for line in lines]
+            at = _current.firsts if first else len(_current.pending)
+            _current.pending[at:at] = items
+            _current.firsts += len(items) if first else 0
             return
     write_lines(stream, lines)
 

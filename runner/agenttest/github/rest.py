@@ -29,9 +29,10 @@ from ..agents.network import aiohttp, tls_context
 from ..report.escape import one_line
 from ..secrets import register_secret
 from ..validation import first_error
+from . import environment
 
 API_VERSION = "2022-11-28"          # the version of GitHub's OpenAPI description the replies are read as
-DEFAULT_API_URL = "https://api.github.com"
+DEFAULT_API_URL = environment.DEFAULT_API_URL
 USER_AGENT = f"agenttest/{__version__}"
 
 # Read at call time, so tests can shrink them.
@@ -63,7 +64,7 @@ class GitHubError(Exception):
 def api_url(environ: Mapping[str, str]) -> str:
     """Where the REST API is: `$GITHUB_API_URL` (the runner sets it; `https://HOST/api/v3` on GitHub Enterprise
     Server), else github.com's."""
-    return environ.get("GITHUB_API_URL") or DEFAULT_API_URL
+    return environment.api_url(environ)
 
 
 def repo_path(repository: str, *segments: str | int) -> str:

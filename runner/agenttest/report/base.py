@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from functools import cached_property
@@ -56,6 +56,7 @@ class Report:
     suite: dict[str, Any] | None = None             # what was selected before sharding: count and digest
     baseline: dict[str, Any] | None = None          # --baseline: the earlier report.json
     baseline_path: str | None = None
+    baseline_source: dict[str, Any] | None = None   # --baseline auto: the run it came from, or why there is none
     spending: dict[str, Any] | None = None          # cost by role (when prices are known) and the budget
     traceback: str | None = None                    # of a BeforeAll/AfterAll hook that raised: the user's frames
 
@@ -103,6 +104,8 @@ class Report:
         }
         if self.suite is not None:
             out["metadata"]["suite"] = self.suite
+        if self.baseline_source is not None:
+            out["metadata"]["baseline"] = self.baseline_source
         if self.shard:
             out["metadata"]["shard"] = self.shard
         if self.runs > 1:
@@ -215,6 +218,13 @@ class Reporting:
     reporters: Reporters = field(default_factory=Reporters)
     files: list[tuple[Path, str]] = field(default_factory=list)
     baseline: dict[str, Any] | None = None
+    baseline_path: str | None = None        # how the comparison names the baseline (default: `--baseline`'s value)
+    # Where a baseline that is fetched (`--baseline auto`) came from, or why there is none: report.json's
+    # `metadata.baseline`.
+    baseline_source: dict[str, Any] | None = None
+    # Called once the run is prepared and checked, before any case runs: finds the baseline and sets the three
+    # fields above (the engine knows nothing of where a baseline comes from).
+    find_baseline: Callable[[Reporting], Awaitable[None]] | None = None
 
 
 def now() -> str:

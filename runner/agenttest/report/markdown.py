@@ -293,10 +293,12 @@ def _stability(report: Mapping[str, Any]) -> Iterator[str]:
 def _comparison(report: Mapping[str, Any]) -> Iterator[str]:
     comparison = report.get("comparison")
     if not isinstance(comparison, Mapping):
+        yield from _no_baseline(report)
         return
     groups = [(label, comparison.get(key)) for key, label in COMPARISON_GROUPS]
     yield "### Compared with the baseline"
     yield ""
+    yield from _baseline_source(report)
     yield md_text(comparison_line(dict(comparison)))
     yield ""
     yield "| Change | Count | Cases |"
@@ -327,6 +329,31 @@ def _evidence(report: Mapping[str, Any], links: SourceLinks) -> Iterator[str]:
                    f"{md_text(preview(entry.get('evidence') or '', 500))}")
         if len(entries) > 20:
             yield f"- … and {len(entries) - 20} more (`report.json`: `comparison.{group}`)"
+        yield ""
+
+
+def _fetched_baseline(report: Mapping[str, Any]) -> Mapping[str, Any]:
+    """report.json's `metadata.baseline`: where `--baseline auto` found the baseline, or why it found none."""
+    source = (report.get("metadata") or {}).get("baseline")
+    return source if isinstance(source, Mapping) else {}
+
+
+def _no_baseline(report: Mapping[str, Any]) -> Iterator[str]:
+    """Why a run that asked for the base branch's report (`--baseline auto`) has no comparison."""
+    source = _fetched_baseline(report)
+    if source and not source.get("found"):
+        yield f"> ℹ️ **No comparison with the base branch:** {md_text(source.get('reason'))}"
+        yield ""
+
+
+def _baseline_source(report: Mapping[str, Any]) -> Iterator[str]:
+    """The run the fetched baseline came from, linked."""
+    source = _fetched_baseline(report)
+    if source.get("found"):
+        text = md_text(source.get("description"))
+        url = source.get("run_url")
+        linked = isinstance(url, str) and url.startswith(("https://", "http://"))
+        yield f"Baseline: [{text}]({url})" if linked else f"Baseline: {text}"
         yield ""
 
 

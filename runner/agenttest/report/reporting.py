@@ -13,12 +13,15 @@ from .ci import artifact_paths
 from .merge import read_report
 from .reporters import build_reporters
 
+AUTO = "auto"       # `--baseline auto`: the base branch's report, fetched from GitHub (github.pull_request)
+
 
 def reporting_for(config: RunConfig, stream: TextIO | None = None) -> Reporting:
     """The reporting of a run of `config`: every reporter (`build_reporters`), every artifact's path, and the
-    `--baseline` report. UsageError naming the file when the baseline cannot be one."""
-    baseline = load_baseline(config.cwd / config.options.baseline, config.options.baseline) \
-        if config.options.baseline else None
+    `--baseline` report (`auto`: none yet — the caller hands a `find_baseline` that fetches it). UsageError naming
+    the file when the baseline cannot be one."""
+    given = config.options.baseline
+    baseline = load_baseline(config.cwd / given, given) if given and given != AUTO else None
     return Reporting(reporters=Reporters(build_reporters(config, stream)), files=artifact_files(config),
                      baseline=baseline)
 

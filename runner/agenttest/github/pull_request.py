@@ -1,0 +1,282 @@
+"""The pull-request loop of a run (docs/pull-requests.md): `--baseline auto` and `--comment`, wired in.
+
+The launch path builds a `PullRequestLoop` from the run's options and the runner's environment before the run. With
+`--baseline auto` its `find_baseline` goes to the engine (`Reporting.find_baseline`), which calls it once the run is
+prepared and checked, before any case runs, so that every artifact holds the comparison: the base branch of a pull
+request (`$GITHUB_EVENT_PATH`), or the branch of a push — anything else, or no token or repository, is no baseline,
+with the reason. After the run, once every artifact is written and whatever the verdict, `after_run` posts or edits
+the comment (`--comment`) and writes the `comment` and `baseline` step outputs.
+
+A failure of GitHub — a fork's read-only token, a missing permission, a 404, a 5xx, a rate limit longer than the run
+may wait — is one `::notice::` or `::warning::` naming what and why (a plain line outside GitHub Actions), and the
+step output says it: never an exception, never a change of the run's exit code.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..analysis import run_ok
+from ..files import write_text
+from ..report.reporting import AUTO
+from . import environment
+from .baseline import Baseline, find_baseline, workflow_file
+from .commands import workflow_command
+from .comment import BOT, CommentOutcome, marker, publish_comment, run_stamp
+from .comment_markdown import CommentLinks, render_comment
+from .environment import RunFacts, read_event
+from .links import SourceLinks
+from .log import print_commands, write_line
+from .outputs import write_outputs
+from .rest import GitHubClient, GitHubError
+
+if TYPE_CHECKING:
+    from ..options import RunOptions
+    from ..report.base import Reporting
+
+PULL_REQUEST_EVENTS = ("pull_request", "pull_request_target")
+BUDGET = 120.0      # seconds each of the baseline and the comment may spend on GitHub, waits for rate limits included
+NO_TOKEN = "no GitHub token (set GITHUB_TOKEN; the Action passes its github-token input)"
+# What changed against the baseline, for `--comment auto` (a comment is created only then, or when a case failed).
+CHANGES = ("regressions", "fixes", "introduced", "new", "removed", "noise")
+COMMENT_FILE = "comment.md"
+
+
+@dataclass(frozen=True)
+class PullRequest:
+    """The pull request of a `pull_request` or `pull_request_target` event, from its payload."""
+
+    number: int
+    base_ref: str | None = None
+    head_sha: str | None = None
+    head_repository: str | None = None      # OWNER/NAME; another than the run's repository for a fork
+
+
+def pull_request_of(event_name: str | None, payload: Mapping[str, Any]) -> PullRequest | None:
+    """The pull request an event payload is about, or None (another event, or a payload without one)."""
+    if event_name not in PULL_REQUEST_EVENTS:
+        return None
+    pull = payload.get("pull_request")
+    if not isinstance(pull, Mapping):
+        return None
+    number = pull.get("number", payload.get("number"))
+    if not isinstance(number, int) or isinstance(number, bool) or number <= 0:
+        return None
+    base = pull.get("base") if isinstance(pull.get("base"), Mapping) else {}
+    head = pull.get("head") if isinstance(pull.get("head"), Mapping) else {}
+    repo = head.get("repo") if isinstance(head.get("repo"), Mapping) else {}
+
+    def text(value: Any) -> str | None:
+        return value if isinstance(value, str) and value else None
+
+    return PullRequest(number, text(base.get("ref")), text(head.get("sha")), text(repo.get("full_name")))
+
+
+class PullRequestLoop:
+    """The baseline fetched and the comment kept for one run; see the module's docstring."""
+
+    def __init__(self, options: RunOptions, facts: RunFacts, *, cwd: Path, comment_default: str = "off",
+                 output_dir: Path | None = None) -> None:
+        self.facts = facts
+        self.cwd = cwd
+        self.output_dir = output_dir        # where comment.md goes: what was (or would have been) posted
+        self.mode = options.comment or comment_default
+        self.key = options.comment_key
+        self.artifact = options.baseline_artifact
+        self.given = options.baseline
+        self.baseline: Baseline | None = None
+        self.comment: CommentOutcome | None = None
+        self.event_problem: str | None = None
+        payload: dict[str, Any] = {}
+        if facts.event_name in PULL_REQUEST_EVENTS and (self.mode != "off" or self.given == AUTO):
+            payload, self.event_problem = read_event(facts.event_path)
+        self.pull_request = pull_request_of(facts.event_name, payload)
+
+    @property
+    def fetches_baseline(self) -> bool:
+        return self.given == AUTO
+
+    # --- the baseline ---------------------------------------------------------------------------------------------
+
+    async def find_baseline(self, reporting: Reporting) -> None:
+        """`Reporting.find_baseline`: the base branch's report handed to the run, or why there is none (said once
+        in the log)."""
+        baseline = self.baseline = await self._fetch_baseline()
+        if baseline.report is None:
+            reporting.baseline_source = {"found": False, "reason": baseline.reason, "skipped": baseline.skipped}
+            self._say("notice", f"agenttest: {baseline.reason}")
+            return
+        reporting.baseline = baseline.report
+        reporting.baseline_path = baseline.run_url or AUTO
+        reporting.baseline_source = {"found": True, "description": baseline.reason, "run_url": baseline.run_url,
+                                     "run_number": baseline.run_number, "branch": baseline.branch,
+                                     "sha": baseline.sha, "skipped": baseline.skipped}
+        shown = f" — {baseline.run_url}" if baseline.run_url else ""
+        write_line(sys.stdout, f"Comparing with the base branch's report: {baseline.reason}{shown}")
+
+    def _baseline_branch(self) -> tuple[str | None, str]:
+        """The branch whose last report to compare with, or None and why there is none."""
+        facts, event = self.facts, self.facts.event_name
+        if not facts.repository:
+            return None, "no baseline: not a GitHub Actions run (GITHUB_REPOSITORY is not set)"
+        if event in PULL_REQUEST_EVENTS:
+            if self.pull_request is None or not self.pull_request.base_ref:
+                return None, (f"no baseline: {self.event_problem or 'the event payload names no pull request'} "
+                              "(its base branch is the one compared with)")
+            return self.pull_request.base_ref, ""
+        if event == "push":
+            if not facts.ref_name:
+                return None, "no baseline: GITHUB_REF_NAME does not name the branch pushed to"
+            return facts.ref_name, ""
+        return None, (f"no baseline: a {event or 'run without an'} event has no base branch (baseline auto "
+                      "compares a pull request with its base branch, a push with its branch's last run)")
+
+    async def _fetch_baseline(self) -> Baseline:
+        branch, why = self._baseline_branch()
+        if branch is None:
+            return Baseline(None, why)
+        workflow = workflow_file(self.facts.workflow_ref)
+        if workflow is None:
+            return Baseline(None, "no baseline: GITHUB_WORKFLOW_REF does not name the workflow's file, whose runs "
+                                  "hold the reports")
+        if not self.facts.token:
+            return Baseline(None, f"no baseline: {NO_TOKEN}")
+        run_id = self.facts.run_id
+        try:
+            async with GitHubClient(self.facts.token, self.facts.api_url, budget=BUDGET) as client:
+                return await find_baseline(client, self.facts.repository or "", workflow, branch,
+                                           artifact=self.artifact,
+                                           current_run=int(run_id) if run_id and run_id.isdigit() else None)
+        except GitHubError as exc:      # a GITHUB_API_URL that is no URL, a repository that is no name
+            return Baseline(None, f"no baseline: {exc.message}")
+
+    def baseline_output(self) -> str:
+        """The `baseline` step output: the run the baseline came from, the report given, or why there is none."""
+        if self.fetches_baseline:
+            return self.baseline.output if self.baseline is not None else "no baseline: the run ended before it " \
+                                                                          "was fetched"
+        if self.given:
+            return self.given
+        return "no baseline: none was asked for (baseline: auto compares with the base branch)"
+
+    # --- the comment ----------------------------------------------------------------------------------------------
+
+    def after_run(self, report: Mapping[str, Any]) -> None:
+        """Once every artifact of a run is written: the comment posted or edited (or why not), then the `comment`
+        and `baseline` step outputs when `$GITHUB_OUTPUT` is set. An interrupted run posts none: it must end
+        within seconds."""
+        reason = "no comment: the run was interrupted" if report.get("interrupted") else self._why_no_comment()
+        if reason is None:
+            self.comment = asyncio.run(self._publish(report))
+            self._tell(self.comment)
+        output = self.comment.output if self.comment is not None else reason or ""
+        try:
+            write_outputs(environment.output_file(), {"comment": output, "baseline": self.baseline_output()})
+        except OSError as exc:
+            write_line(sys.stderr, f"✗ cannot write the step outputs comment and baseline: {exc.strerror or exc}")
+
+    def _why_no_comment(self) -> str | None:
+        """Why this run posts no comment, or None when it tries to."""
+        facts = self.facts
+        if self.mode == "off":
+            return "no comment: comment is off"
+        if self.pull_request is None:
+            if facts.event_name in PULL_REQUEST_EVENTS:
+                return f"no comment: {self.event_problem or 'the event payload names no pull request'}"
+            if facts.event_name is None:
+                return "no comment: not a GitHub Actions run of a pull request (GITHUB_EVENT_NAME is not set)"
+            return f"no comment: a {facts.event_name} event has no pull request to comment on"
+        if not facts.repository:
+            return "no comment: GITHUB_REPOSITORY is not set"
+        if not facts.token:
+            return f"no comment: {NO_TOKEN}"
+        return None
+
+    def _creates(self, report: Mapping[str, Any]) -> bool:
+        """Whether a comment is created when there is none yet (an existing one is always edited): `always`;
+        `failures` when a case did not pass; `auto` then too, or when something changed against the baseline."""
+        if self.mode == "always":
+            return True
+        failed = not run_ok(report)
+        if self.mode == "failures":
+            return failed
+        comparison = report.get("comparison")
+        changed = isinstance(comparison, Mapping) and any(comparison.get(group) for group in CHANGES)
+        return failed or changed
+
+    async def _publish(self, report: Mapping[str, Any]) -> CommentOutcome:
+        facts, pull = self.facts, self.pull_request
+        assert pull is not None and facts.token is not None and facts.repository is not None
+        create = self._creates(report)
+        body = render_comment(report, self._links(), self.baseline)
+        stamp = run_stamp(facts.run_id, facts.run_attempt, (report.get("metadata") or {}).get("started_at"))
+        self._keep(f"{marker(self.key, stamp)}\n{body}")
+        # A workflow's token (`ghs_…`) comments as GitHub Actions' own account, and only its comments are ours;
+        # another token's author is its owner's, which agenttest cannot ask about with the workflow's token.
+        author = BOT if facts.token.startswith("ghs_") else None
+        try:
+            async with GitHubClient(facts.token, facts.api_url, budget=BUDGET) as client:
+                outcome = await publish_comment(client, facts.repository, pull.number, self.key, body, stamp,
+                                                create=create, author=author)
+        except GitHubError as exc:      # a GITHUB_API_URL that is no URL
+            return CommentOutcome("failed", reason=f"no comment: {exc.message}", kind=exc.kind)
+        if outcome.action == "not_created":
+            wanted = "no case failed" if self.mode == "failures" else "every case passed and nothing changed"
+            return dataclasses.replace(outcome, reason=f"no comment: {wanted} (comment: {self.mode} creates none "
+                                                        "then, and edits one that is there)")
+        if outcome.action == "failed" and outcome.kind == "forbidden" and self._from_fork():
+            return dataclasses.replace(outcome, reason=(
+                f"no comment: pull request #{pull.number} comes from the fork {pull.head_repository}, whose "
+                "workflow token is read-only — comment from a workflow_run workflow instead (docs/pull-requests.md)"
+                f"; GitHub said: {outcome.reason.removeprefix('no comment: ')}"))
+        return outcome
+
+    def _keep(self, text: str) -> None:
+        """comment.md in the output directory: the comment as it is posted — or as a fork's run, whose token cannot
+        post it, hands it to a `workflow_run` workflow that can (docs/pull-requests.md)."""
+        if self.output_dir is None:
+            return
+        try:
+            write_text(self.output_dir / COMMENT_FILE, text)
+        except OSError as exc:
+            write_line(sys.stderr, f"✗ cannot write {self.output_dir / COMMENT_FILE}: {exc.strerror or exc}")
+
+    def _from_fork(self) -> bool:
+        pull, repository = self.pull_request, self.facts.repository
+        return bool(pull and pull.head_repository and repository
+                    and pull.head_repository.lower() != repository.lower())
+
+    def _links(self) -> CommentLinks:
+        """Suite lines at the pull request's head commit (the run checked out a merge commit), the run, and its
+        artifacts."""
+        facts, pull = self.facts, self.pull_request
+        source = SourceLinks.from_environment(self.cwd)
+        head = pull.head_sha if pull is not None else None
+        if facts.repository and head:
+            source = dataclasses.replace(source, blob_url=f"{facts.server_url}/{facts.repository}/blob/{head}")
+        run = facts.run_url
+        return CommentLinks(source=source, run=run, artifacts=f"{run}#artifacts" if run else None)
+
+    def _tell(self, outcome: CommentOutcome) -> None:
+        """The comment's fate in the log: a line when it was written or left, a notice (a fork, whose token is
+        read-only by design) or a warning (anything else) when it could not be."""
+        if outcome.action != "failed":
+            shown = f" — {outcome.url}" if outcome.url else ""
+            write_line(sys.stdout, f"Pull-request comment: {outcome.reason}{shown}")
+            return
+        self._say("notice" if outcome.kind == "forbidden" and self._from_fork() else "warning",
+                  f"agenttest: {outcome.reason}")
+
+    def _say(self, level: str, message: str) -> None:
+        """One notice or warning: a workflow command in GitHub Actions (printed once the run's log guard is
+        resumed, before the annotations, whose closing line ends the log), a plain line on stderr elsewhere."""
+        if environment.in_github_actions():
+            print_commands(sys.stdout, [workflow_command(level, message)], first=True)
+        else:
+            write_line(sys.stderr, f"{level}: {message}")
