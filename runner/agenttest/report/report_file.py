@@ -28,10 +28,12 @@ class StabilityRow(_Read):
     runs: Count
     passed: Count
     pass_rate: Percent
+    pass_rate_interval: Annotated[list[Percent], Field(min_length=2, max_length=2)] | None = None
     stability_class: str
     flaky: bool = False
     counted_as: str | None = None
     infra_errors: Count = 0
+    stopped: Literal["agreed", "interval", "curtailed", "limit"] | None = None
 
 
 class ResultEntry(_Read):
@@ -73,7 +75,7 @@ class SummaryEntry(_Read):
     errors: Count | None = None
     timeouts: Count | None = None
     duration_ms: Milliseconds | None = None
-    runs_per_case: Annotated[int, Field(ge=1, le=10_000)] = 1
+    runs_per_case: Annotated[int, Field(ge=1, le=10_000)] | Annotated[str, Field(pattern=r"^auto:\d{1,4}$")] = 1
     agent_id: str | None = None
     connector: str | None = None
     agent_path: str | None = None
