@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 from collections import Counter, defaultdict
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,7 +21,7 @@ import pytest
 from aiohttp import web
 from lxml import etree
 
-from e2e.conftest import Project, Run
+from e2e.conftest import Project, Run, interrupt_cli
 from fakes.server import ThreadedServer
 
 XSD = etree.XMLSchema(etree.parse(str(Path(__file__).resolve().parents[1] / "report" / "data"
@@ -30,7 +31,8 @@ TOGETHER_WAIT = 10      # seconds a held run waits for the others of its group: 
 
 class ScriptedAgent:
     """The agent under test. `together[case]` lists groups of runs that must be in flight at the same time: each
-    run of a group is held until the whole group has arrived (a run that waited alone is noted in `alone`)."""
+    run of a group is held until the whole group has arrived (a run that waited alone is noted in `alone`).
+    `held[case]` lists runs never answered (until the client goes, or a bound): `holding` is set when one came."""
 
     def __init__(self) -> None:
         app = web.Application()
@@ -40,6 +42,8 @@ class ScriptedAgent:
         self.runs: defaultdict[str, list[int]] = defaultdict(list)
         self.together: dict[str, list[set[int]]] = {}
         self.alone: list[tuple[str, int]] = []
+        self.held: dict[str, set[int]] = {}
+        self.holding = threading.Event()
         self._arrived: defaultdict[str, set[int]] = defaultdict(set)
         self._groups: dict[tuple[str, frozenset[int]], asyncio.Event] = {}
 
@@ -54,6 +58,9 @@ class ScriptedAgent:
         self.calls[case] += 1
         self.runs[case].append(run)
         await self._meet(case, run)
+        if run in self.held.get(case, set()):
+            self.holding.set()
+            await asyncio.sleep(TOGETHER_WAIT * 6)      # cancelled when the client hangs up
         passed = script[(run - 1) % len(script)] == "P"
         return web.json_response({"content": "pass" if passed else "fail",
                                   "usage": {"prompt_tokens": 6, "completion_tokens": 4}})
@@ -214,6 +221,24 @@ def test_a_spent_budget_cuts_a_case_short_of_the_runs_it_asked_for(project: Proj
     assert [r["status"] for r in half["runs"]] == ["passed", "failed", "passed", "failed", "passed", "skipped"]
     assert "stopped" not in rows(result)["half"]            # cut short: it has no verdict, nor a reason it stopped
     assert result.result("later")["status"] == "skipped"
+
+
+def test_an_interrupt_during_a_cases_later_runs_leaves_it_without_a_verdict(
+        project: Project, agent: ScriptedAgent) -> None:
+    agent.held["half"] = {5}
+    project.suite("s.jsonl", case("half", "PF"), case("always", "P"), case("later", "P"))
+    stopped = interrupt_cli("-i", "s.jsonl", "--runs", "auto", "--min-pass-rate", "50", "--parallel", "2",
+                            cwd=project.root, ready=agent.holding.is_set)
+    assert stopped.code == 130, stopped.stdout + stopped.stderr
+    report = stopped.report
+    assert report["interrupted"] is True
+    half = stopped.result("half")
+    assert half["status"] == "skipped" and half["error"].startswith("only ")
+    assert half["error"].endswith("runs ran (interrupted): no verdict")
+    assert [r["status"] for r in half["runs"]][:4] == ["passed", "failed", "passed", "failed"]
+    assert {r["run"]: r["status"] for r in half["runs"]}[5] == "skipped"
+    assert "stopped" not in half["stability"]
+    assert stopped.events[-1]["type"] == "summary" and stopped.events[-1]["interrupted"] is True
 
 
 def test_an_auto_run_replays_from_its_cassettes_run_for_run(project: Project, agent: ScriptedAgent) -> None:
