@@ -47,7 +47,7 @@ def test_a_case_whose_runs_were_cut_short_has_no_verdict() -> None:
 def test_a_flaky_case_below_the_minimum_pass_rate_fails_with_the_figures() -> None:
     verdict = case_verdict([run(), run("failed", error="no refund"), run(), run()], min_pass_rate=80)
     assert verdict.status == "failed"
-    assert verdict.error == "3 of 4 runs passed (75%, below --min-pass-rate 80%): no refund"
+    assert verdict.error == "3 of 4 runs passed (75%, 95% CI 30–96%, below --min-pass-rate 80%): no refund"
     assert verdict.stability is not None and verdict.stability["flaky"] is True
 
 

@@ -57,6 +57,8 @@ def test_each_flag_takes_what_its_option_validates(name: str) -> None:
     value_type = _value_type(name)
     if value_type is bool:
         assert param.is_flag and param.default is None      # unset unless given: `defaults:` apply
+    elif value_type == int | str:        # `--runs N|auto[:MAX]`: text, which the option reads (run_count)
+        assert param.type.name == "text" and param.metavar == "N|auto[:MAX]"
     elif get_args(value_type):
         assert isinstance(param.type, click.Choice) and tuple(param.type.choices) == get_args(value_type)
     elif value_type in (int, float):

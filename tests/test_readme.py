@@ -68,8 +68,9 @@ def test_ci_runs_the_readmes_test_command_with_no_network() -> None:
 
 
 def _shell_command(flag: str) -> str:
-    """The one `sh` example of the README and docs/ using `flag`."""
-    [command] = [block.strip() for block in all_blocks("sh") if f" {flag} " in block]
+    """The one `sh` example of the README and docs/ using `flag` on a project's suites (`tests/agents/`)."""
+    [command] = [block.strip() for block in all_blocks("sh")
+                 if f" {flag} " in block and block.startswith("agenttest -i tests/agents/")]
     return command
 
 

@@ -16,11 +16,14 @@ from agenttest.statistics import (
     DropTest,
     Proportion,
     benjamini_hochberg,
+    clustered_interval,
+    clustered_standard_error,
     drop_tests,
     fisher_one_sided,
     format_p_value,
     is_regression,
     kappa_strength,
+    runs_before_stop,
     runs_to_detect_collapse,
     smallest_p_value,
     stopping_reason,
@@ -295,6 +298,78 @@ def test_a_case_stops_by_its_limit_and_its_verdict_when_it_stops_is_the_final_on
 def test_the_stopping_rule_refuses_a_bar_outside_zero_to_one() -> None:
     with pytest.raises(ValueError, match="above 0 and at most 1"):
         stopping_reason(1, 3, 80)
+
+
+@pytest.mark.parametrize(("passed", "runs", "bar", "most", "more"), [
+    (3, 3, 0.5, 10, 0),         # agreed: no more
+    (2, 3, 0.5, 10, 3),         # 3/4, 2/4, 4/5, 2/5 … decide nothing; 5/6 is curtailed (5 of 10 reached)
+    (2, 3, 0.75, 10, 2),        # 3/4 and 2/4 decide nothing; 2/5 is curtailed (7 of 10 at best, below 7.5)
+    (2, 3, 1.0, 10, 0),         # curtailed at once: one failure puts 100 % out of reach
+    (2, 4, 0.5, 5, 1),          # the limit is the next run
+])
+def test_the_runs_before_a_case_can_stop_are_those_no_outcome_of_fewer_could_stop(
+        passed: int, runs: int, bar: float, most: int, more: int) -> None:
+    assert runs_before_stop(passed, runs, bar, most=most) == more
+
+
+@UNTIMED
+@given(st.integers(3, 20), st.integers(1, 100), st.data())
+def test_running_the_runs_before_a_stop_side_by_side_makes_the_runs_one_at_a_time_would(
+        most: int, percent: int, data: st.DataObject) -> None:
+    bar = percent / 100
+    outcomes = data.draw(st.lists(st.booleans(), min_size=most, max_size=most))
+    one_at_a_time = next(n for n in range(1, most + 1) if stopping_reason(sum(outcomes[:n]), n, bar, most=most))
+    runs = 3
+    while (more := runs_before_stop(sum(outcomes[:runs]), runs, bar, most=most)):
+        assert all(stopping_reason(sum(outcomes[:n]), n, bar, most=most) is None for n in range(runs, runs + more))
+        runs += more
+    assert runs == one_at_a_time
+
+
+# -- the suite's pass rate ---------------------------------------------------------------------------------------
+
+def test_the_clustered_interval_of_a_hand_computed_suite() -> None:
+    # Four cases of three runs: 3/3, 3/3, 1/3, 0/3. Their mean p̄ = (1 + 1 + 1/3 + 0)/4 = 7/12; the squared
+    # deviations (5/12)², (5/12)², (−3/12)², (−7/12)² sum to 108/144 = 3/4, so SE² = (3/4)/4² = 3/64. Miller's
+    # run-level formula says the same: each case's deviations sum to 3·(p_c − p̄), and (1/12²)·9·(3/4) = 3/64.
+    # n_eff = p̄(1 − p̄)/SE² = (35/144)/(3/64) = 140/27 ≈ 5.19 runs' worth of 12 (between C = 4 and 12).
+    cases = [Proportion(3, 3), Proportion(3, 3), Proportion(1, 3), Proportion(0, 3)]
+    assert clustered_standard_error(cases) == pytest.approx(math.sqrt(3 / 64), abs=1e-15)
+    z, p, n = 1.959963984540054, 7 / 12, 140 / 27
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    assert (round(centre - half, 6), round(centre + half, 6)) == (0.224304, 0.871435)
+    low, high = clustered_interval(cases)
+    assert (low, high) == pytest.approx((0.224304, 0.871435), abs=1e-6)
+    # Counted as twelve independent runs, 7 of 12 would read surer than the suite is: Wilson (0.320, 0.807).
+    naive = wilson_interval(7, 12)
+    assert naive[0] > low and naive[1] < high
+
+
+def test_a_suite_whose_runs_all_agree_is_worth_one_run_a_case_and_one_whose_cases_are_alike_every_run() -> None:
+    assert clustered_interval([Proportion(3, 3)] * 30) == wilson_interval(30, 30)
+    assert clustered_interval([Proportion(10, 10)] * 30) == wilson_interval(30, 30)    # more runs tell no more
+    assert clustered_interval([Proportion(0, 5)] * 7) == wilson_interval(0, 7)
+    assert clustered_interval([Proportion(1, 2)] * 10) == pytest.approx(wilson_interval(10, 20))
+    # Half of the cases always pass, half never: each case one run's worth, the same as 5 of 10 single runs.
+    assert clustered_interval([Proportion(4, 4)] * 5 + [Proportion(0, 4)] * 5) == pytest.approx(wilson_interval(5, 10))
+    assert clustered_interval([]) == (0.0, 1.0) and clustered_interval([Proportion(0, 0)]) == (0.0, 1.0)
+
+
+@UNTIMED
+@given(st.integers(1, 8), st.lists(st.integers(0, 8), min_size=1, max_size=30))
+def test_with_equal_runs_the_standard_error_is_millers_over_the_runs(runs: int, passes: list[int]) -> None:
+    cases = [Proportion(min(passed, runs), runs) for passed in passes]
+    scores = [[1.0] * case.successes + [0.0] * (runs - case.successes) for case in cases]
+    total = len(cases) * runs
+    mean = sum(map(sum, scores)) / total
+    miller = math.sqrt(sum(sum(s - mean for s in case) ** 2 for case in scores) / total ** 2)
+    assert clustered_standard_error(cases) == pytest.approx(miller, abs=1e-12)
+    low, high = clustered_interval(cases)
+    assert 0 <= low <= mean <= high <= 1
+    # Never surer than the runs counted as independent.
+    independent = wilson_interval(sum(case.successes for case in cases), total)
+    assert low <= independent[0] + 1e-12 and high >= independent[1] - 1e-12
 
 
 # -- agreement ---------------------------------------------------------------------------------------------------

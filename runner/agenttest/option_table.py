@@ -90,8 +90,9 @@ class OptionTable:
     timeout: Annotated[str, Flag("Per-case timeout, Go-style (300ms, 30s, 1m30s) [{default}].",
                                  input="timeout")] = "2m"
     parallel: Annotated[int, Ge(1), Flag("Concurrent cases [{default}].", input="parallel")] = 4
-    runs: Annotated[int, Ge(1), Flag("Run each case N times: stability, pass@k and pass^k [{default}].",
-                                     input="runs")] = 1
+    runs: Annotated[int | str, Flag("Run each case N times: stability, pass@k and pass^k; auto[:MAX]: 3 "
+                                    "runs, more while they disagree, up to MAX (10) [{default}].",
+                                    metavar="N|auto[:MAX]", input="runs")] = 1
     min_pass_rate: Annotated[float, Gt(0), Le(100), Flag("With --runs: a case passes at P percent [{default}].",
                                                          metavar="P", input="min-pass-rate")] = 100.0
     run: Annotated[str | None, Flag("Only cases whose id matches (unanchored), or tag:NAME.", metavar="REGEX",
@@ -169,10 +170,11 @@ def _flag(hint: Any) -> Flag:
 
 
 def _value_type(hint: Any) -> Any:
-    """The type of an option's value: the row's `Annotated` and `| None` taken off."""
+    """The type of an option's value: the row's `Annotated` and `| None` taken off (`runs` stays `int | str`)."""
     value = get_args(hint)[0]
     if get_origin(value) in (Union, types.UnionType):
-        return next(arg for arg in get_args(value) if arg is not type(None))
+        kinds = [arg for arg in get_args(value) if arg is not type(None)]
+        return kinds[0] if len(kinds) == 1 else Union[tuple(kinds)]     # noqa: UP007 (built at run time)
     return value
 
 

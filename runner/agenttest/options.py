@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 from .durations import parse_duration, parse_timeout
 from .errors import UsageError
 from .option_table import OptionTable
+from .run_count import parse_runs
 from .validation import field_errors
 
 
@@ -30,6 +31,11 @@ class RunOptions(OptionTable, BaseModel):
         if isinstance(value, float) and not math.isfinite(value):
             raise ValueError(f"must be a finite number, got {value!r}")
         return value
+
+    @field_validator("runs", mode="before")
+    @classmethod
+    def _runs(cls, value: Any) -> Any:
+        return parse_runs(value)        # `5`, `"5"` → 5; `auto` → `auto:10`; ValueError naming what is wrong
 
     @field_validator("timeout")
     @classmethod

@@ -35,14 +35,18 @@ def wilson_interval(successes: int, trials: int, confidence: float = CONFIDENCE)
     _check_counts(successes, trials, allow_empty=True)
     if trials == 0:
         return 0.0, 1.0
+    return _wilson(successes / trials, trials, confidence)
+
+
+def _wilson(rate: float, trials: float, confidence: float) -> tuple[float, float]:
+    """Wilson's interval of a rate observed over `trials` (not necessarily whole: an effective number of runs)."""
     z = _z(confidence)
-    rate = successes / trials
     spread = z * z / trials
     centre = (rate + spread / 2) / (1 + spread)
     half = z * math.sqrt(rate * (1 - rate) / trials + spread / (4 * trials)) / (1 + spread)
-    # At 0 and at `trials` the bound is exactly 0 or 1; in floating point it can miss by an ulp.
-    low = 0.0 if successes == 0 else max(0.0, centre - half)
-    high = 1.0 if successes == trials else min(1.0, centre + half)
+    # At 0 and at 1 the bound is exactly 0 or 1; in floating point it can miss by an ulp.
+    low = 0.0 if rate == 0 else max(0.0, centre - half)
+    high = 1.0 if rate == 1 else min(1.0, centre + half)
     return low, high
 
 
@@ -233,6 +237,64 @@ def stopping_reason(passed: int, runs: int, bar: float, *, most: int = MOST_RUNS
     if Fraction(low) >= exact_bar or Fraction(high) < exact_bar:
         return "interval"
     return None
+
+
+def runs_before_stop(passed: int, runs: int, bar: float, *, most: int = MOST_RUNS, first: int = FIRST_RUNS,
+                     confidence: float = CONFIDENCE) -> int:
+    """How many more runs a case under `--runs auto[:MOST]` needs before `stopping_reason` could stop it — 0 when
+    it already does. No outcome of fewer runs could stop it, so they can all run side by side, and the case makes
+    exactly the runs it would have made one at a time: at 2 of 3 passed against a 50 % bar and a limit of 10, three
+    (5 of 6 is the first outcome that decides anything)."""
+    if stopping_reason(passed, runs, bar, most=most, first=first, confidence=confidence) is not None:
+        return 0
+    for more in range(1, max(most - runs, 1) + 1):
+        if any(stopping_reason(passed + extra, runs + more, bar, most=most, first=first, confidence=confidence)
+               for extra in range(more + 1)):
+            return more
+    return max(most - runs, 1)     # not reached: at `most` runs the rule stops every case
+
+
+def clustered_interval(cases: Sequence[Proportion], confidence: float = CONFIDENCE) -> tuple[float, float]:
+    """The interval of a suite's pass rate — the mean of its cases' pass rates — with cases as clusters of their
+    runs, as Miller (2024, "Adding Error Bars to Evals", arXiv:2411.00640) recommends: the runs of one case
+    are not independent draws, so counting them as such would read far more certain than the suite is.
+
+    With C cases of pass rates p_c (cases without runs left out) and mean p̄, the clustered standard error is
+    SE² = (1/C²) Σ_c (p_c − p̄)² — Miller's (1/n²) Σ_c (Σ_{i∈c} (s_i − s̄))², exactly, when every case made the
+    same number of runs; with `--runs auto` each case keeps the weight of one. The interval is Wilson's at the
+    effective number of runs n_eff = p̄(1 − p̄) / SE² (Kish's effective sample size: the independent runs that
+    would give this standard error), so that it keeps Wilson's coverage near 0 and 1 rather than collapsing to a
+    point: n_eff is at least C (each case telling one run's worth, which is what runs that always agree tell) and
+    at most C² / Σ_c (1/K_c) (each of the K_c runs independent: the total of runs when the K_c are equal). A suite
+    whose runs all passed (or all failed) is C runs' worth: 30 cases that passed every run, (0.886, 1)."""
+    counted = [case for case in cases if case.trials]
+    if not counted:
+        return 0.0, 1.0
+    count = len(counted)
+    mean, variance = _clustered(counted)
+    most = Fraction(count * count) / sum(Fraction(1, case.trials) for case in counted)
+    spread = mean * (1 - mean)
+    if spread == 0:
+        effective = Fraction(count)
+    elif variance == 0:
+        effective = most
+    else:
+        effective = min(max(spread / variance, Fraction(count)), most)
+    return _wilson(float(mean), float(effective), confidence)
+
+
+def clustered_standard_error(cases: Sequence[Proportion]) -> float:
+    """The standard error of the mean of the cases' pass rates with cases as clusters (`clustered_interval`):
+    sqrt((1/C²) Σ_c (p_c − p̄)²), over the cases with runs; 0 without any."""
+    counted = [case for case in cases if case.trials]
+    return math.sqrt(_clustered(counted)[1]) if counted else 0.0
+
+
+def _clustered(cases: Sequence[Proportion]) -> tuple[Fraction, Fraction]:
+    """The mean of the cases' pass rates and its clustered variance, exactly."""
+    rates = [Fraction(case.successes, case.trials) for case in cases]
+    mean = sum(rates, Fraction(0)) / len(rates)
+    return mean, sum(((rate - mean) ** 2 for rate in rates), Fraction(0)) / len(rates) ** 2
 
 
 # -- a judge against labels --------------------------------------------------------------------------------------

@@ -204,6 +204,8 @@ def test_job_summary_false_leaves_the_step_summary_alone(workspace: Path) -> Non
     ({"input": "evals/suite.jsonl", "annotations": "yes"}, "annotations: 'yes' is not a boolean"),
     ({"input": "evals/suite.jsonl", "parallel": "many"}, "parallel: 'many' is not a whole number"),
     ({"input": "evals/suite.jsonl", "fail-on": "sometimes"}, "fail-on: 'sometimes' is not one of"),
+    ({"input": "evals/suite.jsonl", "runs": "auto:2"}, "--runs: auto:2: MAX must be from 3"),
+    ({"input": "evals/suite.jsonl", "runs": "twice"}, "--runs: expected N (a whole number of runs) or auto[:MAX]"),
     ({"input": "evals/suite.jsonl", "working-directory": "../elsewhere"}, "is outside the workspace"),
     ({"input": "evals/suite.jsonl", "args": "--no-such-flag"}, "args: No such option"),
     ({"input": "evals/suite.jsonl", "args": "--help"}, "asks for no run"),
@@ -219,6 +221,18 @@ def test_bad_inputs_fail_with_one_error_line(workspace: Path, inputs: dict[str, 
     errors = [line for line in step.stdout.splitlines() if line.startswith("::error")]
     assert len(errors) == 1 and message in errors[0], step.stdout
     assert step.outputs == {"conclusion": "error"}
+
+
+@pytest.mark.parametrize(("runs", "shown"), [("auto", "auto:10"), ("auto:4", "auto:4"), ("2", 2)])
+def test_runs_takes_a_number_or_auto(workspace: Path, runs: str, shown: Any) -> None:
+    step = run_action(workspace, {"input": "evals/suite.jsonl", "runs": runs})
+    assert step.code == 1, step.stdout + step.stderr
+    report = json.loads((workspace / "agenttest-results" / "report.json").read_text())
+    assert report["summary"]["runs_per_case"] == shown
+    # Both cases agree with themselves: under auto, three runs each and no more.
+    assert report["summary"]["total_runs"] == (4 if shown == 2 else 6)
+    assert [row.get("stopped") for row in report["stability_results"]] == (
+        [None, None] if shown == 2 else ["agreed", "agreed"])
 
 
 def test_annotations_false_and_max_annotations(workspace: Path) -> None:

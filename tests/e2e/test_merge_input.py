@@ -27,7 +27,9 @@ def _result(key: str, value: Any) -> Callable[[dict[str, Any]], None]:
 CRAFTED = [
     (_summary("duration_ms", "5m"), "summary.duration_ms: expected a number, got string"),
     (_summary("duration_ms", float("inf")), "summary.duration_ms: must be a finite number, got inf"),
-    (_summary("runs_per_case", "2"), "summary.runs_per_case: expected an integer, got string"),
+    (_summary("runs_per_case", "2"), "summary.runs_per_case: expected an integer or auto:MAX, got string"),
+    (_summary("runs_per_case", "auto:99999"), "summary.runs_per_case: auto:MAX must be from 3 to 1000, got 99999"),
+    (_summary("runs_per_case", 2.0), "summary.runs_per_case: expected an integer or auto:MAX, got number"),
     (_summary("runs_per_case", 10**9), "summary.runs_per_case: must be at most 10000, got 1000000000"),
     (_summary("cost", {"judge": "x"}), "summary.cost.judge: expected a number, got string"),
     (_summary("budget", {"tokens": float("inf")}), "summary.budget.tokens: expected an integer, got number"),

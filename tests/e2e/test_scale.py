@@ -122,15 +122,22 @@ def test_runs_give_each_case_a_verdict_over_its_runs_with_stability_and_pass_k(p
         at = sum(1 - math.comb(4 - c, k) / math.comb(4, k) for c in passes) / 4
         assert summary["pass_hat_k"][str(k)] == round(hat, 4) and summary["pass_at_k"][str(k)] == round(at, 4)
     half = result.result("half")
-    assert half["error"] == "2 of 4 runs passed (50%, below --min-pass-rate 75%): output does not contain 'yes'"
+    assert half["error"] == ("2 of 4 runs passed (50%, 95% CI 15–85%, below --min-pass-rate 75%): output does not "
+                             "contain 'yes'")
     assert [r["status"] for r in half["runs"]] == ["passed", "passed", "failed", "failed"]
     assert half["stability"]["stability_class"] == "unstable" and half["stability"]["flaky"] is True
     rows = {row["id"]: row for row in report["stability_results"]}
     assert rows["flaky"]["counted_as"] == "passed" and rows["broken"]["stability_class"] == "highly_unstable"
+    # Wilson 95 % of 4/4, 3/4, 2/4, 0/4 (Newcombe's method 3), in percent, rounded outward to two places.
+    assert [rows[name]["pass_rate_interval"] for name in ("steady", "flaky", "half", "broken")] == [
+        [51.01, 100.0], [30.06, 95.45], [15.0, 85.0], [0.0, 48.99]]
+    # The mean of the cases' rates, 56.25 %, with cases as clusters: SE² = Σ(p_c − p̄)²/C² = 0.546875/16, worth
+    # n_eff = p̄(1 − p̄)/SE² = 7.2 runs of the 16 made; Wilson at 7.2.
+    assert (summary["overall_pass_rate"], summary["overall_pass_rate_interval"]) == (56.25, [24.73, 83.42])
     # Yao's class for 0 of 4 is kept; what every artifact shows says what it is: the steadiest failure.
     assert [rows[name]["stability_label"] for name in ("steady", "flaky", "half", "broken")] == [
         "stable", "unstable", "unstable", "stably failing"]
-    assert "- 0/4 runs passed (0%), stably failing" in result.stdout
+    assert "- 0/4 runs passed (0%, 95% CI 0–49%), stably failing" in result.stdout
     summary_md = (project.root / "agenttest-results" / "summary.md").read_text()
     assert "% | stably failing |" in summary_md and "highly unstable" not in summary_md + result.stdout
     # Every run has its own chat id; the runs of a case run side by side; the skipped case is never called.
@@ -138,8 +145,10 @@ def test_runs_give_each_case_a_verdict_over_its_runs_with_stability_and_pass_k(p
     assert len(made) == 16 and len({c["chat"] for c in made}) == 16
     assert sorted(c["run"] for c in made if c["test"] == "flaky") == [1, 2, 3, 4]
     assert max(c["in_flight"] for c in made) > 4
-    assert "► [flaky] pass 3/4 PASSED" in result.stdout and "- 3/4 runs passed (75%), unstable, flaky" in result.stdout
-    assert "Stability: 4 runs per case · pass^1 0.56 · pass^4 0.25 · 2 flaky, 1 stable of 4" in result.stdout
+    assert "► [flaky] pass 3/4 PASSED" in result.stdout
+    assert "- 3/4 runs passed (75%, 95% CI 30–96%), unstable, flaky" in result.stdout
+    assert ("Stability: 4 runs per case · overall pass rate 56.2% (95% CI 24–84%) · pass^1 0.56 · pass^4 0.25 · "
+            "2 flaky, 1 stable of 4") in result.stdout
     events = [e for e in result.events if e["type"] == "stability"]
     assert [e["id"] for e in events] == [e["id"] for e in result.events if e["type"] == "result"
                                          and e["status"] != "skipped"]

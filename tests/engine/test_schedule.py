@@ -73,3 +73,60 @@ def test_interrupt_cancels_in_flight_and_skips_the_rest() -> None:
         ("quick", "passed", None), ("slow1", "skipped", "interrupted"), ("slow2", "skipped", "interrupted"),
         ("never", "skipped", "interrupted")]
     assert sorted(finished) == ["never", "quick", "slow1", "slow2"]    # every result is reported, run or not
+
+
+def test_entries_added_as_others_finish_run_next_side_by_side() -> None:
+    # Two at a time: `seed` ends first and adds three entries; they start before `later`, which had not started.
+    # Results follow the entries as they ended up.
+    entries = [("seed", 0, "passed"), ("long", 0.3, "passed"), ("later", 0, "passed")]
+    log: list[str] = []
+    added = [("more1", 0.1, "passed"), ("more2", 0.1, "failed"), ("more3", 0.1, "passed")]
+    scheduler, running, finished = _scheduler(entries, parallel=2, log=log)
+    original = scheduler._on_finish
+
+    def on_finish(result, entry):
+        original(result, entry)
+        if entry[0] == "seed":
+            scheduler.add(added)
+
+    scheduler._on_finish = on_finish
+    results = asyncio.run(scheduler.run())
+    assert [r.id for r in results] == ["seed", "long", "more1", "more2", "more3", "later"]
+    assert [r.status for r in results] == ["passed", "passed", "passed", "failed", "passed", "passed"]
+    assert running["peak"] == 2
+    assert sorted(finished) == sorted(r.id for r in results)
+
+
+def test_a_worker_with_nothing_to_start_waits_for_what_a_busy_one_adds() -> None:
+    # One entry, two workers: the second has nothing to start when the first is busy, and must still run what
+    # the first adds when it finishes (it would have ended, leaving the added entry to the first alone).
+    entries = [("first", 0.05, "passed")]
+    scheduler, running, _ = _scheduler(entries, parallel=2)
+    original = scheduler._on_finish
+
+    def on_finish(result, entry):
+        original(result, entry)
+        if entry[0] == "first":
+            scheduler.add([("a", 0.1, "passed"), ("b", 0.1, "passed")])
+
+    scheduler._on_finish = on_finish
+    results = asyncio.run(scheduler.run())
+    assert [r.id for r in results] == ["first", "a", "b"] and running["peak"] == 2
+
+
+def test_entries_added_after_a_stop_are_skipped_saying_why() -> None:
+    entries = [("bad", 0, "failed"), ("next", 0, "passed")]
+    scheduler, _, finished = _scheduler(entries, parallel=1, stop_after_failure=True)
+    original = scheduler._on_finish
+
+    def on_finish(result, entry):
+        original(result, entry)
+        if entry[0] == "bad":
+            scheduler.add([("again", 0, "passed")])
+
+    scheduler._on_finish = on_finish
+    results = asyncio.run(scheduler.run())
+    assert [(r.id, r.status, r.error) for r in results] == [
+        ("bad", "failed", None), ("again", "skipped", "not run: stopped after bad"),
+        ("next", "skipped", "not run: stopped after bad")]
+    assert sorted(finished) == ["again", "bad", "next"]

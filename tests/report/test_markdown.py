@@ -70,18 +70,21 @@ def test_hostile_output_cannot_change_the_page(links: SourceLinks) -> None:
 
 def test_stability_and_comparison_tables() -> None:
     report = make_report(mixed_results()).to_dict()
-    report["summary"].update(runs_per_case=3, overall_pass_rate=66.7, pass_at_k={"1": 0.67, "3": 0.9},
-                             pass_hat_k={"1": 0.67, "3": 0.3}, stable_cases=1, unstable_cases=1, flaky_cases=1)
+    report["summary"].update(runs_per_case=3, overall_pass_rate=83.33, overall_pass_rate_interval=[43.64, 97.0],
+                             pass_at_k={"1": 0.67, "3": 0.9}, pass_hat_k={"1": 0.67, "3": 0.3}, stable_cases=1,
+                             unstable_cases=1, flaky_cases=1)
     report["stability_results"] = [
-        {"id": "steady", "runs": 3, "passed": 3, "pass_rate": 100.0, "stability_class": "stable", "flaky": False,
-         "counted_as": "passed", "avg_duration_ms": 20},
-        {"id": "a|b", "runs": 3, "passed": 2, "pass_rate": 66.7, "stability_class": "unstable", "flaky": True,
-         "counted_as": "failed", "avg_duration_ms": 1500}]
+        {"id": "steady", "runs": 3, "passed": 3, "pass_rate": 100.0, "pass_rate_interval": [43.85, 100.0],
+         "stability_class": "stable", "flaky": False, "counted_as": "passed", "avg_duration_ms": 20},
+        {"id": "a|b", "runs": 3, "passed": 2, "pass_rate": 66.67, "pass_rate_interval": [20.76, 93.86],
+         "stability_class": "unstable", "flaky": True, "counted_as": "failed", "avg_duration_ms": 1500}]
     report["comparison"] = {"regressions": [{"id": "fail"}], "fixes": ["x"], "new": [], "removed": [],
                             "counts": {"regressions": 1, "fixes": 1}}
     text = render_markdown(report)
-    assert "### Stability" in text and "3 runs per case · pass^1 0.67 · pass^3 0.30 · 1 flaky, 1 stable of 2" in text
-    flaky, steady = "| a\\|b | 3 | 2 | 66.7% | unstable | yes | failed | 1.5s |", "| steady | 3 | 3 | 100.0% |"
+    assert "### Stability" in text and ("3 runs per case · overall pass rate 83.3% (95% CI 43–97%) · pass^1 0.67 · "
+                                        "pass^3 0.30 · 1 flaky, 1 stable of 2") in text
+    flaky = "| a\\|b | 3 | 2 | 66.67% | 20–94% | unstable | yes | failed | 1.5s |"
+    steady = "| steady | 3 | 3 | 100.0% | 43–100% | stable |"
     assert flaky in text and steady in text and text.index(flaky) < text.index(steady)    # flaky cases first
     assert "pass@k: k=1 0.67 · k=3 0.9" in text
     assert "| 🔻 Regressions | 1 | `fail` |" in text and "| 🔺 Fixes | 1 | `x` |" in text

@@ -3,6 +3,7 @@ it, and its exit code."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -53,6 +54,25 @@ def report_pass_rate(passed: int, ran: int) -> float | None:
 def pass_rate_text(rate: Any) -> str:
     """The pass rate as every artifact and output prints it: `85.7`, `100.0`; "" when there is none."""
     return one_place(float(rate)) if isinstance(rate, (int, float)) and not isinstance(rate, bool) else ""
+
+
+def interval_text(interval: Any, places: int = 0) -> str:
+    """A `pass_rate_interval` as every artifact prints it, after the rate it belongs to: `95% CI 20–94%`; "" when
+    there is none."""
+    shown = interval_range(interval, places)
+    return f"95% CI {shown}" if shown else ""
+
+
+def interval_range(interval: Any, places: int = 0) -> str:
+    """`[20.76, 93.86]` as `20–94%`: whole percent (or to `places`) rounded outward, so that it never reads surer
+    than it is; "" for anything but two numbers."""
+    if not isinstance(interval, (list, tuple)) or len(interval) != 2 \
+            or not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in interval):
+        return ""
+    scale = 10 ** places
+    # to six places first: 89.55 is 8954.999999999998 hundredths in binary, and must not read 89.56
+    low, high = (round(min(max(float(v), 0.0), 100.0) * scale, 6) for v in interval)
+    return f"{math.floor(low) / scale:.{places}f}–{math.ceil(high) / scale:.{places}f}%"
 
 
 def one_place(value: float) -> str:

@@ -1,5 +1,5 @@
-"""A case's verdict over its runs (`--runs`), and how stable it was: stability rows and classes, pass@k and pass^k,
-the summary's stability figures."""
+"""A case's verdict over its runs (`--runs`), and how stable it was: stability rows and classes, the intervals of
+the pass rates, pass@k and pass^k, the summary's stability figures."""
 
 from __future__ import annotations
 
@@ -10,8 +10,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ..results import CaseResult
+from ..run_count import auto_limit, most_runs
+from ..statistics import Proportion, clustered_interval, wilson_interval
 from ..usage import Usage
-from .outcome import one_place
+from .outcome import interval_text, one_place
 
 # Runs that failed for reasons outside the agent (τ²-bench leaves them out of pass^k) are not counted there.
 NOT_THE_AGENT = ("infra",)
@@ -69,7 +71,8 @@ def case_verdict(runs: Sequence[CaseResult], min_pass_rate: float = 100.0) -> Ca
     elif counts:
         result.status, result.error, result.error_kind = "passed", None, None
     else:
-        note = f"{len(passed)} of {len(counted)} runs passed ({_percent(pass_rate)}, below --min-pass-rate " \
+        note = f"{len(passed)} of {len(counted)} runs passed ({_percent(pass_rate)}, " \
+               f"{interval_text(result.stability['pass_rate_interval'])}, below --min-pass-rate " \
                f"{_percent(min_pass_rate)})"
         result.error = f"{note}: {shown.error}" if shown.error else note
     return result
@@ -86,7 +89,8 @@ def stability_row(result: CaseResult, runs: Sequence[CaseResult], min_pass_rate:
     return {
         "id": result.id, "file": result.file, "line": result.line,
         "runs": len(ran), "passed": passed, "failed": len(counted) - passed,
-        "pass_rate": round(pass_rate, 2), "stability_class": stability_class(pass_rate),
+        "pass_rate": round(pass_rate, 2), "pass_rate_interval": percent_interval(wilson_interval(passed, len(counted))),
+        "stability_class": stability_class(pass_rate),
         "stability_label": stability_label(passed, len(counted)),
         "flaky": 0 < passed < len(counted),
         "counted_as": "passed" if counted and pass_rate >= min_pass_rate else "failed",
@@ -114,19 +118,49 @@ def pass_at_k(rows: Iterable[Mapping[str, Any]], runs: int) -> tuple[dict[str, f
     return at, hat
 
 
-def stability_summary(rows: Sequence[Mapping[str, Any]], runs: int) -> dict[str, Any]:
-    """The summary's stability fields (with `--runs`), over the cases that ran every run."""
+def stability_summary(rows: Sequence[Mapping[str, Any]], runs: int | str) -> dict[str, Any]:
+    """The summary's stability fields (with `--runs N` or `auto:MAX`), over the cases that ran every run: the
+    overall pass rate (the mean of the cases' pass rates) with its interval, cases as clusters of their runs
+    (`statistics.clustered_interval`); under `auto`, how many cases stopped for each reason."""
     rows = [row for row in rows if row.get("counted_as") != "skipped"]
-    at, hat = pass_at_k(rows, runs)
-    return {
+    at, hat = pass_at_k(rows, most_runs(runs))
+    summary: dict[str, Any] = {
         "total_runs": sum(int(row["runs"]) for row in rows),
         "overall_pass_rate": round(statistics.fmean(float(row["pass_rate"]) for row in rows), 2) if rows else 0.0,
+        "overall_pass_rate_interval": percent_interval(clustered_interval([_counted(row) for row in rows])),
         "stable_cases": sum(1 for row in rows if row["stability_class"] == "stable"),
         "unstable_cases": sum(1 for row in rows if row["stability_class"] != "stable"),
         "flaky_cases": sum(1 for row in rows if row.get("flaky")),
         "pass_at_k": at,
         "pass_hat_k": hat,
     }
+    if auto_limit(runs) is not None:
+        reasons = [row.get("stopped") for row in rows]
+        summary["stopped"] = {reason: reasons.count(reason) for reason in STOP_REASONS if reason in reasons}
+    return summary
+
+
+STOP_REASONS = ("agreed", "interval", "curtailed", "limit")      # statistics.StopReason, in the order shown
+
+
+def case_interval(row: Mapping[str, Any]) -> list[float]:
+    """A stability row's `pass_rate_interval`, from its counts (`merge` recomputes it so)."""
+    counted = _counted(row)
+    return percent_interval(wilson_interval(counted.successes, counted.trials))
+
+
+def percent_interval(interval: tuple[float, float]) -> list[float]:
+    """An interval of a rate as report.json writes it, in percent like the pass rate, to two places rounded
+    outward — a bound is never nearer the pass rate than the interval it comes from: (0.20766, 0.93851) is
+    [20.76, 93.86]."""
+    low, high = interval
+    return [math.floor(low * 10_000) / 100, math.ceil(high * 10_000) / 100]
+
+
+def _counted(row: Mapping[str, Any]) -> Proportion:
+    """A row's passes of its runs that count (those that failed outside the agent left out)."""
+    counted = max(0, int(row["runs"]) - int(row.get("infra_errors", 0)))
+    return Proportion(min(int(row["passed"]), counted), counted)
 
 
 def _run_detail(number: int, run: CaseResult) -> dict[str, Any]:

@@ -1,14 +1,22 @@
-"""`--runs N`: every case N times, each run a unit of work of its own; a case's runs become its one result (its
-verdict over them, `analysis.case_verdict`) as soon as the last of them finishes."""
+"""`--runs N|auto[:MAX]`: each case's runs, each a unit of work of its own; a case's runs become its one result (its
+verdict over them, `analysis.case_verdict`) as soon as the last of them finishes.
+
+With `auto`, a case runs three times, then on while `statistics.stopping_reason` finds its verdict at
+`--min-pass-rate` undecided — as many runs at a time as no outcome of fewer could decide it
+(`statistics.runs_before_stop`), so that they run side by side and the case makes exactly the runs it would have
+made one at a time — up to MAX. Why it stopped goes on its stability row (`stopped`)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ..analysis import case_verdict
+from ..analysis.stability import NOT_THE_AGENT
 from ..cases.model import Case, InvalidCase
 from ..results import CaseResult
+from ..run_count import FIRST_RUNS, RunCount, auto_limit
+from ..statistics import StopReason, runs_before_stop, stopping_reason
 
 Entry = Case | InvalidCase
 
@@ -24,17 +32,21 @@ class Unit:
 
 class Repeats:
     """The units of a plan — a case's runs one after another, so they run side by side under `--parallel` — and
-    the collection of their results back into one result per entry. Invalid and skipped cases run once."""
+    the collection of their results back into one result per entry. Invalid and skipped cases run once. Under
+    `auto`, a case whose runs leave its verdict open asks for more: `added()` hands them to the scheduler."""
 
-    def __init__(self, entries: list[Entry], runs: int, min_pass_rate: float) -> None:
+    def __init__(self, entries: list[Entry], runs: RunCount, min_pass_rate: float) -> None:
         self.entries = entries
         self.min_pass_rate = min_pass_rate
+        self.limit = auto_limit(runs)
+        first = FIRST_RUNS if self.limit is not None else int(runs)
+        self._planned = {index: (first if _repeated(entry) else 1) for index, entry in enumerate(entries)}
         self.units = [Unit(index, entry, run) for index, entry in enumerate(entries)
-                      for run in range(1, (runs if _repeated(entry) else 1) + 1)]
-        self._expected = {index: (runs if _repeated(entry) else 1) for index, entry in enumerate(entries)}
+                      for run in range(1, self._planned[index] + 1)]
         self._results: dict[int, dict[int, CaseResult]] = {index: {} for index in range(len(entries))}
         self._started: set[int] = set()
         self._verdicts: dict[int, CaseResult] = {}
+        self._added: list[Unit] = []
 
     def first_start(self, unit: Unit) -> bool:
         """Whether this is the first run of its entry to start."""
@@ -44,18 +56,53 @@ class Repeats:
         return True
 
     def finished(self, unit: Unit, result: CaseResult) -> CaseResult | None:
-        """Record one run's result; the entry's verdict once its last run is in, else None."""
+        """Record one run's result; the entry's verdict once its last run is in, else None (under `auto`, also
+        when its runs asked for more: see `added`)."""
         runs = self._results[unit.index]
         runs[unit.run] = result
-        if len(runs) < self._expected[unit.index]:
+        planned = self._planned[unit.index]
+        if len(runs) < planned:
             return None
-        verdict = case_verdict([runs[number] for number in sorted(runs)], self.min_pass_rate)
+        ordered = [runs[number] for number in sorted(runs)]
+        reason, more = self._next_runs(unit.entry, ordered)
+        if more:
+            self._planned[unit.index] = planned + more
+            self._added.extend(Unit(unit.index, unit.entry, run) for run in range(planned + 1, planned + more + 1))
+            return None
+        verdict = case_verdict(ordered, self.min_pass_rate)
+        if reason is not None and verdict.stability is not None:
+            verdict.stability["stopped"] = reason
         self._verdicts[unit.index] = verdict
         return verdict
+
+    def added(self) -> list[Unit]:
+        """The runs asked for since the last call, to be scheduled next."""
+        added, self._added = self._added, []
+        return added
 
     def results(self, missing: Callable[[Entry], CaseResult]) -> list[CaseResult]:
         """One result per entry, in plan order (`missing` for an entry none of whose runs reported)."""
         return [self._verdicts.get(index) or missing(entry) for index, entry in enumerate(self.entries)]
+
+    def _next_runs(self, entry: Entry, runs: Sequence[CaseResult]) -> tuple[StopReason | None, int]:
+        """Under `auto`: why the case is done, or how many more runs it needs. (None, 0) otherwise, and for a case
+        whose runs were cut short (an interrupt, --fail-fast, a spent budget): it has no verdict to decide.
+
+        The rule sees the runs that count (those that failed outside the agent do not, as in its verdict); those
+        that do not still use up the case's MAX."""
+        if self.limit is None or not _repeated(entry) or not all(run.ran for run in runs):
+            return None, 0
+        counted = [run for run in runs if run.error_kind not in NOT_THE_AGENT]
+        passed = sum(1 for run in counted if run.status == "passed")
+        if len(runs) >= self.limit:
+            return "limit", 0
+        if not counted:                 # every run failed outside the agent, alike: an error, and no verdict to find
+            return "agreed", 0
+        bar, most = self.min_pass_rate / 100, self.limit - (len(runs) - len(counted))
+        reason = stopping_reason(passed, len(counted), bar, most=most)
+        if reason is not None:
+            return reason, 0
+        return None, min(runs_before_stop(passed, len(counted), bar, most=most), self.limit - len(runs))
 
 
 def _repeated(entry: Entry) -> bool:

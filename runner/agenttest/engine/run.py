@@ -275,8 +275,8 @@ def _run_info(config: RunConfig, suite: Suite, plan: _Plan, prepared: _Prepared,
 def _scheduler(repeats: Repeats, runners: tuple[StandardRunner, DynamicRunner], reporters: Reporters,
                config: RunConfig) -> Scheduler[Unit]:
     """The scheduler of every case's runs: a case's first run to start tells the reporters it started, its
-    verdict (once its last run is in) that it finished; with --fail-fast the first that did not pass stops the
-    rest."""
+    verdict (once its last run is in) that it finished; the runs `--runs auto` asks for run next; with
+    --fail-fast the first that did not pass stops the rest."""
 
     def unit_started(unit: Unit) -> None:
         if repeats.first_start(unit):
@@ -286,6 +286,7 @@ def _scheduler(repeats: Repeats, runners: tuple[StandardRunner, DynamicRunner], 
         result.bound()          # the assertions are done with the whole reply
         verdict = repeats.finished(unit, result)
         if verdict is None:
+            scheduler.add(repeats.added())
             return
         reporters.case_finished(verdict)
         if config.options.fail_fast and verdict.status not in ("passed", "skipped"):

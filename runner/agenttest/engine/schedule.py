@@ -1,5 +1,5 @@
 """Run entries with bounded concurrency; results keep input order; `stop` (fail-fast, a spent budget) and
-interrupts end scheduling."""
+interrupts end scheduling; `add` puts more entries up next while the run is on (`--runs auto`)."""
 
 from __future__ import annotations
 
@@ -15,13 +15,17 @@ Entry = TypeVar("Entry")
 class Scheduler(Generic[Entry]):
     """N workers pull entries in input order. After `stop(reason)` (fail-fast, a spent budget: called from
     `on_finish`) or `interrupt()` (a signal) nothing new starts; an interrupt also cancels what is in flight.
-    Entries that never finished get a `skipped` result saying why, so the counts always add up."""
+    Entries that never finished get a `skipped` result saying why, so the counts always add up.
+
+    `add(entries)` — from `on_finish`, as `--runs auto` asks for a case's next runs — puts entries ahead of those
+    not yet started, so the case they belong to is decided soon; a worker with nothing to start waits while
+    others are at work, for what they may add. Results come in the order the entries ended up in."""
 
     def __init__(self, entries: list[Entry], run_one: Callable[[Entry], Awaitable[CaseResult]],
                  skipped: Callable[[Entry, str], CaseResult], parallel: int = 4,
                  on_start: Callable[[Entry], None] | None = None,
                  on_finish: Callable[[CaseResult, Entry], None] | None = None) -> None:
-        self._entries = entries
+        self._entries = list(entries)       # ours to add to
         self._run_one = run_one
         self._skipped = skipped
         self._parallel = max(1, parallel)
@@ -30,6 +34,9 @@ class Scheduler(Generic[Entry]):
         self._next = 0
         self._stop_reason: str | None = None
         self._workers: list[asyncio.Task[None]] = []
+        self._results: list[CaseResult | None] = [None] * len(self._entries)
+        self._busy = 0                          # workers running an entry
+        self._changed = asyncio.Event()         # an entry was added, a worker went idle, or scheduling stopped
         self.interrupted = False
 
     @property
@@ -39,6 +46,15 @@ class Scheduler(Generic[Entry]):
     def stop(self, reason: str) -> None:
         if self._stop_reason is None:
             self._stop_reason = reason
+        self._changed.set()
+
+    def add(self, entries: list[Entry]) -> None:
+        """Run `entries` next, before the entries not yet started (after a stop: skipped, as those are)."""
+        if not entries:
+            return
+        self._entries[self._next:self._next] = entries
+        self._results[self._next:self._next] = [None] * len(entries)
+        self._changed.set()
 
     def interrupt(self) -> None:
         self.interrupted = True
@@ -47,13 +63,14 @@ class Scheduler(Generic[Entry]):
             worker.cancel()
 
     async def run(self) -> list[CaseResult]:
-        results: list[CaseResult | None] = [None] * len(self._entries)
+        results = self._results
         self._workers = [asyncio.create_task(self._work(results)) for _ in range(self._parallel)]
         outcomes = await asyncio.gather(*self._workers, return_exceptions=True)
         for outcome in outcomes:
             if isinstance(outcome, Exception):  # our bug: let it surface with its traceback
                 raise outcome
         reason = self._stop_reason or "not run"
+        self._next = len(results)       # what `on_finish` adds from here on comes last, and is skipped in turn
         for index, result in enumerate(results):
             if result is None:   # never started: reported like any other result, so every count adds up
                 results[index] = self._skipped(self._entries[index], reason)
@@ -61,17 +78,27 @@ class Scheduler(Generic[Entry]):
         return results  # type: ignore[return-value]
 
     async def _work(self, results: list[CaseResult | None]) -> None:
-        while self._stop_reason is None and self._next < len(self._entries):
+        while self._stop_reason is None:
+            if self._next >= len(self._entries):
+                if not self._busy:          # nothing to start, and nobody left to add any
+                    return
+                self._changed.clear()
+                await self._changed.wait()
+                continue
             index = self._next
             self._next += 1
             entry = self._entries[index]
-            self._on_start(entry)
+            self._busy += 1
             try:
+                self._on_start(entry)
                 result = await self._run_one(entry)
             except asyncio.CancelledError as exc:   # what the case had done, if it says
                 partial = getattr(exc, "result", None)
                 results[index] = partial if isinstance(partial, CaseResult) else self._skipped(entry, "interrupted")
                 self._on_finish(results[index], entry)  # type: ignore[arg-type]
                 return
+            finally:
+                self._busy -= 1
+                self._changed.set()
             results[index] = result
-            self._on_finish(result, entry)
+            self._on_finish(result, entry)      # may add entries: before this worker looks for its next one

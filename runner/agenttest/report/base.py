@@ -20,6 +20,7 @@ from ..analysis import compare, report_pass_rate, stability_summary
 from ..cases.model import Case, InvalidCase
 from ..github.log import write_line
 from ..results import CaseResult, Summary
+from ..run_count import repeated
 from ..usage import Usage
 
 
@@ -51,7 +52,7 @@ class Report:
     error: str | None = None
     version: str = ""
     usage: Usage = field(default_factory=Usage)     # calls and tokens by role, generators included
-    runs: int = 1                                   # --runs: runs per case
+    runs: int | str = 1                             # --runs: runs per case, or `auto:MAX`
     shard: str | None = None                        # --shard K/N
     suite: dict[str, Any] | None = None             # what was selected before sharding: count and digest
     baseline: dict[str, Any] | None = None          # --baseline: the earlier report.json
@@ -82,7 +83,7 @@ class Report:
         summary["connector"] = self.info.connector
         summary["runs_per_case"] = self.runs
         rows = [r.stability for r in self.results if r.stability is not None]
-        if self.runs > 1:
+        if repeated(self.runs):
             summary.update(stability_summary(rows, self.runs))
         summary["pass_rate"] = report_pass_rate(self.summary.passed, self.summary.total - self.summary.skipped)
         if self.usage.roles:
@@ -108,7 +109,7 @@ class Report:
             out["metadata"]["baseline"] = self.baseline_source
         if self.shard:
             out["metadata"]["shard"] = self.shard
-        if self.runs > 1:
+        if repeated(self.runs):
             out["stability_results"] = rows
         if self.baseline is not None:   # a shard sees only its cases: which were removed, `merge` says
             out["comparison"] = compare(out, self.baseline, path=self.baseline_path or "", partial=bool(self.shard))

@@ -12,6 +12,7 @@ from typing import Any, TextIO
 import click
 
 from ..analysis import pass_rate_text, recheck_decision
+from ..analysis.outcome import interval_text
 from ..artifacts import artifact_paths
 from ..cases.model import Case, InvalidCase
 from ..config import RunConfig
@@ -20,6 +21,7 @@ from ..github.environment import in_github_actions
 from ..github.log import write_line
 from ..hints import plural
 from ..results import CaseResult
+from ..run_count import repeated
 from ..secrets import mask
 from ..usage import usage_line
 from . import escape
@@ -144,7 +146,7 @@ class ConsoleReporter(Reporter):
             self._line("  Pass Rate: n/a (no case ran)")
         self._line(f"  Duration:  {format_elapsed(s.duration_ms / 1000)}")
         summary = report.data["summary"]
-        if summary.get("runs_per_case", 1) > 1:
+        if repeated(summary.get("runs_per_case", 1)):
             self._line(f"  Stability: {stability_line(summary)}")
 
     def _baseline(self, comparison: Mapping[str, Any]) -> None:
@@ -223,12 +225,12 @@ class ConsoleReporter(Reporter):
         dynamic = conversation(result)
         title = one_line(result.name, 60) if dynamic and result.name else one_line(summarize_input(result.input), 50)
         head = f"► [{one_line(result.id, 80)}] {title}".rstrip()
-        repeated = _runs_note(result.stability)
+        runs_note = _runs_note(result.stability)
         if dynamic:
             lines = [head, *self._conversation_lines(result.metadata or {}), f"  {status}"
-                     + _checkpoint_tally(result.metadata or {}) + repeated]
+                     + _checkpoint_tally(result.metadata or {}) + runs_note]
         else:
-            lines = [f"{head} {status}{repeated}"]
+            lines = [f"{head} {status}{runs_note}"]
         if result.error and result.status != "skipped":
             where = f" ({result.file}:{result.line})" if result.error_kind == "invalid" and result.file else ""
             lines.append(f"  └─ {one_line(result.error, 300)}{where}")
@@ -369,12 +371,15 @@ def conversation(result: CaseResult) -> bool:
 
 
 def _runs_note(stability: dict[str, Any] | None) -> str:
-    """` - 2/3 runs passed (67%), unstable, flaky` for a case run several times."""
+    """` - 2/3 runs passed (67%, 95% CI 20–94%), unstable, flaky` for a case run several times; under `--runs
+    auto`, why its runs stopped too (`…, flaky, stopped: curtailed`)."""
     if not stability:
         return ""
-    note = (f" - {stability['passed']}/{stability['runs']} runs passed ({stability['pass_rate']:.0f}%), "
-            f"{stability_class_text(stability)}")
-    return note + (", flaky" if stability.get("flaky") else "")
+    interval = interval_text(stability.get("pass_rate_interval"))
+    note = (f" - {stability['passed']}/{stability['runs']} runs passed ({stability['pass_rate']:.0f}%"
+            f"{', ' + interval if interval else ''}), {stability_class_text(stability)}")
+    note += ", flaky" if stability.get("flaky") else ""
+    return note + (f", stopped: {stability['stopped']}" if stability.get("stopped") else "")
 
 
 def _checkpoint_tally(metadata: dict[str, Any]) -> str:

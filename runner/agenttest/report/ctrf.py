@@ -63,7 +63,8 @@ def _document(report: Mapping[str, Any], links: SourceLinks) -> dict[str, Any]:
                 "tests": len(results), **counts, "pending": 0, "other": 0, "suites": len(suites),
                 "start": start, "stop": stop, "duration": int(summary.get("duration_ms") or 0),
                 "extra": {"errors": summary.get("errors", 0), "timeouts": summary.get("timeouts", 0),
-                          "pass_rate": summary.get("pass_rate"), "interrupted": bool(report.get("interrupted"))},
+                          "pass_rate": summary.get("pass_rate"), "interrupted": bool(report.get("interrupted")),
+                          **_stability_extra(summary)},
             },
             "tests": tests,
             "environment": {"appName": xml_text(summary.get("agent_id")),
@@ -102,8 +103,19 @@ def _test(result: Mapping[str, Any], links: SourceLinks) -> dict[str, Any]:
     if isinstance(stability, Mapping):      # --runs: CTRF's flaky flag, and the runs behind it
         test["flaky"] = bool(stability.get("flaky"))
         test.setdefault("extra", {}).update(runs=stability.get("runs"), passed_runs=stability.get("passed"),
-                                            pass_rate=stability.get("pass_rate"))
+                                            pass_rate=stability.get("pass_rate"),
+                                            pass_rate_interval=stability.get("pass_rate_interval"))
+        if stability.get("stopped"):
+            test["extra"]["stopped"] = stability["stopped"]
     return test
+
+
+def _stability_extra(summary: Mapping[str, Any]) -> dict[str, Any]:
+    """With runs: the summary's runs and the overall pass rate with its interval, as CTRF's extra fields."""
+    if "total_runs" not in summary:
+        return {}
+    keys = ("runs_per_case", "total_runs", "overall_pass_rate", "overall_pass_rate_interval", "stopped")
+    return {key: summary[key] for key in keys if key in summary}
 
 
 def _epoch_ms(timestamp: Any) -> int:

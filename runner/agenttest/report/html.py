@@ -10,6 +10,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from ..analysis import pass_rate_text
+from ..analysis.outcome import interval_range
 from ..durations import format_elapsed
 from .escape import html_text, preview
 from .verdicts import (
@@ -136,12 +137,17 @@ def _stability(report: Mapping[str, Any]) -> Iterator[str]:
         return
     yield "<h2>Stability</h2>"
     yield f'<p class="meta">{html_text(stability_line(dict(report.get("summary") or {})))}</p>'
+    auto = any(row.get("stopped") for row in rows)
     yield ('<table><tr><th>Case</th><th class="n">Runs</th><th class="n">Passed</th><th class="n">Pass rate</th>'
+           f'<th class="n">95% CI</th>{"<th>Stopped</th>" if auto else ""}'
            "<th>Class</th><th>Flaky</th><th>Counted as</th></tr>")
     for row in rows:
+        stopped = f"<td>{html_text(row.get('stopped') or '')}</td>" if auto else ""
         yield (f"<tr><td>{html_text(row.get('id'))}</td><td class=\"n\">{html_text(row.get('runs'))}</td>"
                f"<td class=\"n\">{html_text(row.get('passed'))}</td>"
-               f"<td class=\"n\">{html_text(row.get('pass_rate'))}%</td><td>{html_text(stability_class_text(row))}"
+               f"<td class=\"n\">{html_text(row.get('pass_rate'))}%</td>"
+               f"<td class=\"n\">{html_text(interval_range(row.get('pass_rate_interval')))}</td>{stopped}"
+               f"<td>{html_text(stability_class_text(row))}"
                f"</td><td>{'yes' if row.get('flaky') else ''}</td><td>{html_text(row.get('counted_as'))}</td></tr>")
     yield "</table>"
 

@@ -4,8 +4,9 @@ Conforms to the Jenkins xUnit plugin's `junit-10.xsd` with the optional testcase
 annotation reporters read (`tests/report/data/junit-10-with-location.xsd`), the profile pytest's junitxml writes:
   <testsuites name tests failures errors time>
     <testsuite name=PATH tests failures errors skipped time timestamp hostname file=PATH>
-      <properties> agenttest.version, agent, connector, runs, pass_rate </properties>   (the first suite only;
-                   with several agents, each suite's as agent:<suite>)
+      <properties> agenttest.version, agent, connector, runs, pass_rate (with runs: total_runs, overall_pass_rate,
+                   overall_pass_rate_interval) </properties>   (the first suite only; with several agents, each
+                   suite's as agent:<suite>)
       <testcase classname=PATH.WITH.DOTS name="ID: name" time file=PATH line=1-BASED>
         <failure message=FIRST-REASON type=ASSERTION-TYPE>verdicts, input, output</failure>  (failed)
         <rerunFailure|rerunError message type><stackTrace/></…>  (--runs: the other failing runs of a failure)
@@ -28,6 +29,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any, TextIO
 
 from ..analysis import case_key, pass_rate_text
+from ..analysis.outcome import interval_text
 from ..github.environment import runner_name
 from ..github.links import SourceLinks
 from .artifact import Content, FileReporter
@@ -104,6 +106,10 @@ def _suite(name: str, results: list[dict[str, Any]], summary: Mapping[str, Any],
             "connector": summary.get("connector"),
             "runs": summary.get("runs_per_case", 1),
             "pass_rate": pass_rate_text(summary.get("pass_rate")),
+            # with runs: the mean of the cases' pass rates, and its interval with cases as clusters
+            "total_runs": summary.get("total_runs"),
+            "overall_pass_rate": pass_rate_text(summary.get("overall_pass_rate")),
+            "overall_pass_rate_interval": interval_text(summary.get("overall_pass_rate_interval"), places=2),
             "interrupted": "true" if report.get("interrupted") else None,
         }
     agent = next((r["agent_id"] for r in results if r.get("agent_id")), None)

@@ -16,9 +16,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..analysis import pass_rate_text
+from ..analysis.outcome import interval_range
 from ..durations import format_elapsed
 from ..github.links import SourceLinks
 from ..hints import plural
+from ..run_count import FIRST_RUNS, auto_limit
 from ..usage import usage_line
 from .escape import display_text, md_block, md_code, md_html, md_text, preview
 from .verdicts import (
@@ -280,11 +282,19 @@ def _stability(report: Mapping[str, Any]) -> Iterator[str]:
         if isinstance(summary.get(key), Mapping) and summary[key]:
             yield f"{label}: " + " · ".join(f"k={md_text(k)} {md_text(v)}" for k, v in summary[key].items())
             yield ""
-    yield "| Case | Runs | Passed | Pass rate | Class | Flaky | Counted as | Avg time |"
-    yield "|---|---:|---:|---:|---|---|---|---:|"
+    if auto_limit(summary.get("runs_per_case")) is not None:
+        yield (f"With `--runs auto`, a case counts for k up to the runs it made: above k={FIRST_RUNS}, only the cases "
+               "whose runs disagreed and ran on.")
+        yield ""
+    auto = any(row.get("stopped") for row in rows)
+    yield f"| Case | Runs | Passed | Pass rate | 95% CI |{' Stopped |' if auto else ''} Class | Flaky | Counted as " \
+          "| Avg time |"
+    yield f"|---|---:|---:|---:|---:|{'---|' if auto else ''}---|---|---|---:|"
     for row in rows:
+        stopped = f" {md_text(row.get('stopped') or '')} |" if auto else ""
         yield (f"| {md_text(row.get('id'))} | {md_text(row.get('runs'))} | {md_text(row.get('passed'))} "
-               f"| {md_text(row.get('pass_rate'))}% | {md_text(stability_class_text(row))} "
+               f"| {md_text(row.get('pass_rate'))}% | {md_text(interval_range(row.get('pass_rate_interval')))} "
+               f"|{stopped} {md_text(stability_class_text(row))} "
                f"| {'yes' if row.get('flaky') else ''} | {md_text(row.get('counted_as'))} "
                f"| {format_elapsed(float(row.get('avg_duration_ms') or 0) / 1000)} |")
     yield ""

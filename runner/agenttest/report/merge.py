@@ -12,6 +12,7 @@ from typing import Any, TextIO
 from pydantic import ValidationError
 
 from ..analysis import compare, report_pass_rate, stability_summary
+from ..analysis.stability import case_interval
 from ..bounds import MAX_STORED_CHARS, json_safe, stored
 from ..errors import UsageError
 from ..files import MAX_NAMED_FILE_BYTES, read_regular_file
@@ -19,6 +20,7 @@ from ..github.log import write_line
 from ..hints import plural
 from ..options import shard_of
 from ..results import Summary
+from ..run_count import auto_limit, repeated
 from ..usage import Usage
 from ..validation import first_error
 from ..workspace import repository_root, write_refusal
@@ -63,6 +65,8 @@ def merge_reports(reports: Sequence[tuple[str, Mapping[str, Any]]],
                      key=lambda r: r.get("position") or 0)
     for result in results:
         result.pop("position", None)
+        if isinstance(result.get("stability"), dict):     # the interval from the counts, as the run made it
+            result["stability"]["pass_rate_interval"] = case_interval(result["stability"])
     summary = _summary(reports, results)
     metadata = dict(first.get("metadata") or {})
     metadata.pop("shard", None)
@@ -83,7 +87,7 @@ def merge_reports(reports: Sequence[tuple[str, Mapping[str, Any]]],
     replays = [report["replay"] for _, report in reports if isinstance(report.get("replay"), dict)]
     if replays:     # each shard compared the same cassettes: what any of them found
         merged["replay"] = _replay(replays)
-    if summary.get("runs_per_case", 1) > 1:
+    if repeated(summary.get("runs_per_case", 1)):
         merged["stability_results"] = [r["stability"] for r in results if isinstance(r.get("stability"), dict)]
     if baseline is not None:
         merged["comparison"] = compare(merged, baseline[1], path=baseline[0])
@@ -155,6 +159,8 @@ def _check(reports: Sequence[tuple[str, Mapping[str, Any]]]) -> None:
 
 
 def _times(count: Any) -> str:
+    if auto_limit(count) is not None:
+        return f"with --runs {count}"
     return "once" if count == 1 else f"{count} times"
 
 
@@ -189,7 +195,7 @@ def _summary(reports: Sequence[tuple[str, Mapping[str, Any]]], results: list[dic
     }
     if first.get("agent_path"):
         summary["agent_path"] = first["agent_path"]
-    if summary["runs_per_case"] > 1:
+    if repeated(summary["runs_per_case"]):
         rows = [r["stability"] for r in results if isinstance(r.get("stability"), dict)]
         summary.update(stability_summary(rows, summary["runs_per_case"]))
     summary["pass_rate"] = report_pass_rate(counts.passed, counts.total - counts.skipped)

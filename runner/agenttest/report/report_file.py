@@ -7,7 +7,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PlainValidator
+
+from ..assertions.base import json_type
+from ..run_count import FIRST_RUNS, LARGEST_MAX, auto_limit
 
 # Bounds far above anything a real run reaches (a million cases of a year each), low enough that no sum,
 # product or int() of them overflows or takes long.
@@ -16,6 +19,23 @@ Milliseconds = Annotated[float, Field(ge=0, le=10**15, allow_inf_nan=False)]
 Amount = Annotated[float, Field(ge=0, le=10**12, allow_inf_nan=False)]
 Percent = Annotated[float, Field(ge=0, le=100, allow_inf_nan=False)]
 Tokens = dict[str, Count]
+MOST_RUNS_PER_CASE = 10_000
+
+
+def _runs_per_case(value: Any) -> int | str:
+    """`summary.runs_per_case`: a whole number of runs from 1 to 10,000, or `auto:MAX` (`run_count`)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        if not 1 <= value <= MOST_RUNS_PER_CASE:
+            raise ValueError(f"must be {'at least 1' if value < 1 else f'at most {MOST_RUNS_PER_CASE}'}, got {value}")
+        return value
+    limit = auto_limit(value)
+    if limit is None or not FIRST_RUNS <= limit <= LARGEST_MAX:
+        raise ValueError(f"expected an integer or auto:MAX, got {json_type(value)}" if limit is None
+                         else f"auto:MAX must be from {FIRST_RUNS} to {LARGEST_MAX}, got {limit}")
+    return str(value)
+
+
+RunsPerCase = Annotated[int | str, PlainValidator(_runs_per_case)]
 
 
 class _Read(BaseModel):
@@ -28,10 +48,12 @@ class StabilityRow(_Read):
     runs: Count
     passed: Count
     pass_rate: Percent
+    pass_rate_interval: Annotated[list[Percent], Field(min_length=2, max_length=2)] | None = None
     stability_class: str
     flaky: bool = False
     counted_as: str | None = None
     infra_errors: Count = 0
+    stopped: Literal["agreed", "interval", "curtailed", "limit"] | None = None
 
 
 class RecheckEntry(_Read):
@@ -82,7 +104,7 @@ class SummaryEntry(_Read):
     errors: Count | None = None
     timeouts: Count | None = None
     duration_ms: Milliseconds | None = None
-    runs_per_case: Annotated[int, Field(ge=1, le=10_000)] = 1
+    runs_per_case: RunsPerCase = 1
     agent_id: str | None = None
     connector: str | None = None
     agent_path: str | None = None

@@ -12,7 +12,10 @@ from datetime import datetime, timezone
 from typing import Any
 
 from ..analysis import case_key, exit_code, failures_under_regression, no_case_ran, pass_rate_text, run_ok
+from ..analysis.outcome import interval_text
+from ..analysis.stability import STOP_REASONS
 from ..hints import plural
+from ..run_count import FIRST_RUNS, auto_limit
 from ..usage import estimated_roles, format_usd
 from .escape import display_text, one_line, preview
 
@@ -152,15 +155,25 @@ def assertion_lines(verdict: dict[str, Any], limit: int = 500) -> list[str]:
 
 
 def runs_line(result: dict[str, Any]) -> str | None:
-    """`Runs: 2 of 3 passed (67%, unstable, flaky): ✓ ✗ ✓` for a case run several times."""
+    """`Runs: 2 of 3 passed (67%, 95% CI 20–94%, unstable, flaky): ✓ ✗ ✓` for a case run several times; under
+    `--runs auto`, why its runs stopped too (`…, flaky; stopped: curtailed): …`)."""
     stability = result.get("stability")
     if not isinstance(stability, dict):
         return None
     marks = " ".join("✓" if run.get("status") == "passed" else "○" if run.get("ran") is False else "✗"
                      for run in result.get("runs") or [] if isinstance(run, dict))
-    flaky = ", flaky" if stability.get("flaky") else ""
-    return (f"Runs: {stability.get('passed')} of {stability.get('runs')} passed ({stability.get('pass_rate'):.0f}%, "
-            f"{stability_class_text(stability)}{flaky}): {marks}")
+    return f"Runs: {stability.get('passed')} of {stability.get('runs')} passed ({rate_note(stability)}): {marks}"
+
+
+def rate_note(row: Mapping[str, Any]) -> str:
+    """What a stability row says of its pass rate, for the parentheses after its counts: `67%, 95% CI 20–94%,
+    unstable, flaky; stopped: curtailed`."""
+    rate = row.get("pass_rate")
+    parts = [f"{rate:.0f}%" if isinstance(rate, (int, float)) and not isinstance(rate, bool) else "?",
+             interval_text(row.get("pass_rate_interval")), stability_class_text(row),
+             "flaky" if row.get("flaky") else ""]
+    note = ", ".join(part for part in parts if part)
+    return note + (f"; stopped: {row['stopped']}" if row.get("stopped") in STOP_REASONS else "")
 
 
 CONVERSATION_MODES = ("dynamic", "static")     # a conversation's `metadata.mode`: simulated turns, or fixed ones only
@@ -367,12 +380,24 @@ def failure_body(result: dict[str, Any], limit: int = PREVIEW_CHARS, path: str |
 
 
 def stability_line(summary: dict[str, Any]) -> str:
-    """`3 runs per case · pass^1 0.56 · pass^3 0.33 · 1 flaky, 1 stable of 3`."""
+    """`3 runs per case · overall pass rate 55.6% (95% CI 18–88%) · pass^1 0.56 · pass^3 0.33 · 1 flaky, 1 stable
+    of 3`. Under `--runs auto`: `runs auto:10, 18 in all (3 agreed, 1 curtailed) · …`, and pass^k up to k = 3,
+    which every case reached (above it, only the cases that ran on count)."""
+    runs = summary.get("runs_per_case")
+    limit = auto_limit(runs)
     hat = summary.get("pass_hat_k") or {}
-    ks = sorted(hat, key=int)
+    ks = [k for k in sorted(hat, key=int) if limit is None or int(k) <= FIRST_RUNS]
     figures = [f"pass^{k} {hat[k]:.2f}" for k in dict.fromkeys([ks[0], ks[-1]] if ks else [])]
     cases = summary.get("stable_cases", 0) + summary.get("unstable_cases", 0)
-    return " · ".join([f"{summary.get('runs_per_case')} runs per case", *figures,
+    head = f"{runs} runs per case"
+    if limit is not None:
+        stopped = summary.get("stopped") if isinstance(summary.get("stopped"), dict) else {}
+        reasons = ", ".join(f"{stopped[reason]} {reason}" for reason in STOP_REASONS if stopped.get(reason))
+        head = f"runs {runs}, {summary.get('total_runs', 0)} in all" + (f" ({reasons})" if reasons else "")
+    rate = pass_rate_text(summary.get("overall_pass_rate"))
+    interval = interval_text(summary.get("overall_pass_rate_interval"))
+    overall = [f"overall pass rate {rate}%" + (f" ({interval})" if interval else "")] if rate else []
+    return " · ".join([head, *overall, *figures,
                        f"{summary.get('flaky_cases', 0)} flaky, {summary.get('stable_cases', 0)} stable of {cases}"])
 
 
