@@ -10,13 +10,13 @@ commit — is a "could not tell" with the reason, never a failed run.
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ..github.environment import read_event, run_facts
 from ..workspace import git_root
 
 _GIT_SECONDS = 30
@@ -46,15 +46,11 @@ class _GitFailed(_CannotTell):
 
 
 def _pull_request_base(environ: Mapping[str, str]) -> str | None:
-    """The base commit of the pull request the run is for, from the GitHub event; None outside one."""
-    path = environ.get("GITHUB_EVENT_PATH")
-    if not path:
-        return None
-    try:
-        event = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError):
-        return None
-    base = (event.get("pull_request") or {}).get("base") if isinstance(event, dict) else None
+    """The base commit of the pull request the run is for, from the GitHub event (read as the rest of agenttest
+    reads it: `github.environment`, size-capped); None outside one."""
+    event, _ = read_event(run_facts(environ).event_path)
+    pull_request = event.get("pull_request")
+    base = pull_request.get("base") if isinstance(pull_request, dict) else None
     sha = base.get("sha") if isinstance(base, dict) else None
     return sha if isinstance(sha, str) and sha and all(c in "0123456789abcdef" for c in sha) else None
 
