@@ -63,6 +63,19 @@ def test_an_id_reused_for_another_failing_case_fails_the_run(based: Project) -> 
     assert moved[0] == 1 and [c["id"] for c in moved[1]["introduced"]] == ["known-bad"]
 
 
+def test_a_duplicate_id_the_change_wrote_fails_the_run_but_one_the_baseline_had_does_not(based: Project) -> None:
+    """A second case under the id of one that passes is an invalid entry the comparison cannot key (the first of an
+    id wins): it used to pass `fail-on: regression` unseen."""
+    code, comparison = gate(based, case("good", "ok 1"), case("known-bad", "broken"), case("good", "ok 2"))
+    assert code == 1
+    assert [(c["id"], c["status"], c["line"]) for c in comparison["introduced"]] == [("good", "error", 3)]
+    assert "duplicate" in comparison["introduced"][0]["error"]
+    (based.root / "main" / "report.json").rename(based.root / "before.json")
+    based.run("-i", "s.jsonl", "--output-dir", "main")        # the duplicate is in the baseline too now
+    code, comparison = gate(based, case("good", "ok 1"), case("known-bad", "broken"), case("good", "ok 2"))
+    assert code == 0 and comparison["introduced"] == []
+
+
 def test_a_case_skipped_in_the_baseline_that_fails_now_fails_the_run(based: Project) -> None:
     code, comparison = gate(based, case("good", "ok 1"), case("known-bad", "broken"), case("off", "later"))
     assert code == 1 and [(c["id"], c["was"]) for c in comparison["introduced"]] == [("off", "skipped")]

@@ -57,6 +57,7 @@ def compare(current: Mapping[str, Any], baseline: Mapping[str, Any], *, path: st
         change = _change(result, old)
         if change:
             changes.append(change)
+    groups["introduced"] += [_entry(result, None) for result in _new_duplicates(current, baseline)]
     if not partial:
         groups["removed"] = [_entry(old, old) for key, old in before.items() if key not in now]
     return _comparison(current, baseline, groups, changes, path=path, partial=partial,
@@ -95,6 +96,22 @@ def _by_key(report: Mapping[str, Any]) -> dict[tuple[str, str], Mapping[str, Any
         if isinstance(result, Mapping):
             found.setdefault(case_key(result), result)
     return found
+
+
+def _new_duplicates(current: Mapping[str, Any], baseline: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The failing results that share a key with an earlier result of this run (a duplicate id: an invalid entry)
+    beyond the duplicates the baseline had under that key: the change wrote them, so they are `introduced` — a
+    second case under an id that passes must not go unnoticed under `fail-on: regression`."""
+    def duplicates(report: Mapping[str, Any]) -> dict[tuple[str, str], list[Mapping[str, Any]]]:
+        seen: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
+        for result in report.get("results") or []:
+            if isinstance(result, Mapping):
+                seen.setdefault(case_key(result), []).append(result)
+        return {key: results[1:] for key, results in seen.items() if len(results) > 1}
+
+    before = duplicates(baseline)
+    return [result for key, extra in duplicates(current).items() for result in extra[len(before.get(key, [])):]
+            if _passed(result) is False]
 
 
 def _match_moved(before: dict[tuple[str, str], Mapping[str, Any]],
