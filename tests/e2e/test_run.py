@@ -462,6 +462,47 @@ def test_every_config_problem_is_reported_at_once_with_its_key_path(project: Pro
     ]
 
 
+def test_a_misspelt_provider_or_builtin_is_an_unknown_key_like_any_other(project: Project) -> None:
+    """`provder:` and `bultin:` are named as the misspelt keys they are (not "needs 'provider'"), and the rest of
+    the entry is still checked; an entry with neither key nor anything like one still needs one."""
+    project.suite("suite.jsonl", {"id": "a", "input": "hi"})
+    project.write("agenttest.yaml", """
+        defaults:
+          name: echo
+        agents:
+          echo:
+            provider: python
+            callable: echo_agent:respond
+          bot:
+            provder: http
+            ulr: http://127.0.0.1:9/chat
+          judge:
+            bultin: validator
+            model: gpt-4o
+          bare:
+            url: http://127.0.0.1:9/chat
+        """)
+    run = project.run("-i", "suite.jsonl")
+    assert run.code == 2 and "Traceback" not in run.stderr
+    assert run.stderr.splitlines() == [
+        f"Error: {project.root / 'agenttest.yaml'}: 4 problems:",
+        "  agents.bot.provder: unknown key (did you mean 'provider'?)",
+        "  agents.bot.ulr: unknown key (did you mean 'url'?)",
+        "  agents.judge.bultin: unknown key (did you mean 'builtin'?)",
+        "  agents.bare: needs 'provider' (exec, http, openai, python) or 'builtin'",
+    ]
+    project.write("agenttest.yaml", """
+        agents:
+          echo:
+            provder: python
+            callable: echo_agent:respond
+        """)
+    alone = project.run("validate", "-i", "suite.jsonl")
+    assert alone.code == 2
+    assert alone.stderr.strip() == (f"Error: {project.root / 'agenttest.yaml'}: agents.echo.provder: unknown key "
+                                    "(did you mean 'provider'?)")
+
+
 def test_missing_input_file_and_unknown_agent_exit_2(project: Project) -> None:
     missing = project.run("-i", "nope.jsonl")
     assert missing.code == 2 and "nope.jsonl" in missing.stderr
