@@ -23,6 +23,7 @@ from .secrets import register_secret
 from .validation import config_errors
 
 CONFIG_NAMES = ("agenttest.yaml", "agenttest.yml")
+NO_CONFIG = "no agenttest.yaml found (looked upward from the working directory and the first input)"
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 
