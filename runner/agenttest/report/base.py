@@ -176,8 +176,10 @@ class Reporters:
 
     def __init__(self, reporters: Iterable[Reporter] = ()) -> None:
         self.reporters = list(reporters)
+        self.started = False        # whether the run started (its artifacts are this run's from then on)
 
     def run_started(self, info: RunInfo) -> None:
+        self.started = True
         self._tell("run_started", lambda reporter: reporter.run_started(info))
 
     def case_started(self, case: Case | InvalidCase) -> None:
