@@ -440,6 +440,17 @@ def replay_line(replay: Mapping[str, Any]) -> str:
             "verdicts included, are not the committed ones")
 
 
+def record_line(record: Mapping[str, Any]) -> str:
+    """Where `--record` put the cassettes (report.json's `metadata.record`), as the artifacts' line says where they
+    are: `tests/cassettes/ (tests/agents/example.jsonl.json)`; the first five files, then how many more."""
+    directory = display_text(record.get("directory")).rstrip("/") + "/"
+    files = [display_text(name) for name in record.get("files") or []]
+    if not files:
+        return f"{directory} (nothing recorded)"
+    more = f" and {len(files) - 5} more" if len(files) > 5 else ""
+    return f"{directory} ({', '.join(files[:5])}{more})"
+
+
 def cost_line(cost: dict[str, Any], usage: Mapping[str, Any] | None = None) -> str:
     """`$0.0123 (target $0.0100 · judge $0.0023)`; `~` marks an amount from estimated tokens (`usage`)."""
     estimated = estimated_roles(usage)
