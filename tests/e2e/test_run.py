@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import signal
 import ssl
 import sys
@@ -363,6 +364,28 @@ def test_signal_writes_partial_artifacts_and_exits_130(project: Project, signum:
     assert statuses["quick"] == ("passed", None)
     assert statuses["slow2"] == ("skipped", "interrupted")
     assert sorted(log.read_text().split()) == ["slow0:skipped", "slow1:skipped"]
+
+
+def test_a_latency_is_shown_in_milliseconds_as_its_message_says_it_in_every_report(project: Project) -> None:
+    """The HTML table, the Markdown summary and JUnit's failure text show a latency as `3.6ms` (one decimal, as the
+    message has it), never the float measured (`3.559314999961316`); report.json keeps the value measured."""
+    project.suite("suite.jsonl",
+                  {"id": "quick", "input": "hi", "assert": {"type": "latency", "value": 60000}},
+                  {"id": "slow", "input": "sleep 0.05", "assert": {"type": "latency", "value": 1}})
+    run = project.run("-i", "suite.jsonl", "-o", "report.html")
+    assert run.code == 1, run.stdout + run.stderr
+    shown = r"[0-9]+(?:\.[0-9])?ms"
+    quick, slow = (run.result(case)["assertions"][0] for case in ("quick", "slow"))
+    assert isinstance(quick["actual"], float) and slow["actual"] >= 50
+    html = (project.root / "report.html").read_text()
+    for verdict, limit in ((quick, "60000ms"), (slow, "1ms")):
+        assert re.search(rf"<td>latency {shown} (?:is within|exceeds) {limit}</td><td><code>{limit}</code></td>"
+                         rf"<td><code>{shown}</code></td></tr>", html), html
+        assert repr(verdict["actual"]) not in html or re.fullmatch(r"[0-9]+\.[0-9]", repr(verdict["actual"]))
+    summary = (project.root / "agenttest-results" / "summary.md").read_text()
+    assert re.search(rf"\| `1ms` \| `{shown}` \|", summary), summary
+    junit = (project.root / "agenttest-results" / "junit.xml").read_text()
+    assert re.search(rf"✗ latency: latency {shown} exceeds 1ms \(expected 1ms; actual {shown}\)", junit), junit
 
 
 def test_config_errors_name_the_file_and_key(project: Project) -> None:
