@@ -202,16 +202,16 @@ def _validate(inputs: list[str], config: str | None, simulator: str | None, judg
 @main.command()
 def init() -> None:
     """Scaffold agenttest.yaml, an example suite and a GitHub Actions workflow in the current repository (never
-    overwriting a file), and print the command to run next."""
+    overwriting a file), add agenttest-results/ to .gitignore, and print the command to run next."""
     from .scaffold import next_steps, scaffold
 
     cwd = Path.cwd()
     try:
-        written = scaffold(cwd)
+        done = scaffold(cwd)
     except AgentTestError as exc:
         click.echo(f"Error: {exc}", err=True)
         sys.exit(EXIT_USAGE)
-    click.echo("\n".join(next_steps(written, cwd)))
+    click.echo("\n".join(next_steps(done, cwd)))
 
 
 @main.command()
