@@ -4,7 +4,6 @@ log, and a user mistake or an interrupt turned into an exit code, a one-line mes
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -73,28 +72,23 @@ class Launch:
                     self.outcome, self.exit_code = outcome, outcome.exit_code
                     if self.loop is not None and outcome.report is not None:    # every artifact is written:
                         self.loop.after_run(outcome.report.data)                # the comment, whatever the verdict
-            removed = self._remove_stale(cli_values, cwd or Path.cwd(), reporting)
+            self._remove_stale(cli_values, cwd or Path.cwd(), reporting)
             if echo_error and self.error is not None:
                 write_line(sys.stderr, "Interrupted." if self.exit_code == EXIT_INTERRUPTED else f"Error: {self.error}")
-            if removed:
-                write_line(sys.stderr, removed)
         return self
 
-    def _remove_stale(self, cli_values: dict[str, Any], cwd: Path, reporting: Reporting | None) -> str:
+    def _remove_stale(self, cli_values: dict[str, Any], cwd: Path, reporting: Reporting | None) -> None:
         """After a run that stopped with exit 2 before any case ran (a usage or config mistake, a key not set,
         `--run` matching nothing), the artifacts an earlier run left in the output directory are removed, so
-        that none passes for this run's (docs/command-line.md); a `--dry-run` writes none and removes none. What
-        was removed, in one line ("" for nothing)."""
+        that none passes for this run's (docs/command-line.md); a `--dry-run` writes none and removes none. The
+        mistake stays the one line said: the removal is documented, not announced."""
         if self.error is None or self.exit_code != EXIT_USAGE or cli_values.get("dry_run"):
-            return ""
+            return
         if reporting is not None and reporting.reporters.started:
-            return ""
+            return
         output_dir = self.config.output_dir if self.config is not None else declared_output_dir(cli_values, cwd)
-        removed = remove_stale(output_dir, cwd) if output_dir is not None else []
-        if not removed:
-            return ""
-        shown = os.path.relpath(output_dir, cwd) if output_dir.is_relative_to(cwd) else str(output_dir)
-        return f"{shown.rstrip('/')}/: removed the previous run's {', '.join(removed)} (this run wrote none)"
+        if output_dir is not None:
+            remove_stale(output_dir, cwd)
 
     def _pull_request_loop(self, config: RunConfig) -> PullRequestLoop:
         """The run's pull-request loop (`--baseline auto`, `--comment`), its GitHub token registered as a secret."""
