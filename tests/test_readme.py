@@ -243,7 +243,12 @@ def test_the_first_suite_runs_against_the_readmes_bot(tmp_path: Path) -> None:
                                   for block in re.findall(r"^```json\n(.*?)^```", section, re.M | re.S))
     assert "agenttest init" in section and command.startswith("agenttest -i tests/agents/example.jsonl --run ")
     (tmp_path / ".git").mkdir()
-    assert _as_typed("agenttest init", tmp_path).returncode == 0
+    init = _as_typed("agenttest init", tmp_path)
+    assert init.returncode == 0, init.stderr
+    [shown] = [block for block in re.findall(r"^```text\n(.*?)^```", section, re.M | re.S)
+               if block.startswith("$ agenttest init\n")]
+    printed = shown.splitlines()[1:]
+    assert printed[-1] == "…" and init.stdout.splitlines()[:len(printed) - 1] == printed[:-1]    # as it begins
     with (tmp_path / "tests" / "agents" / "example.jsonl").open("a") as suite:
         suite.write(case)
     # The bot as shown, on a port of the system's choosing (printed when it listens), noting what it is sent.

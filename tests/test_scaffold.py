@@ -33,10 +33,11 @@ def test_init_writes_the_four_files_at_the_repository_root_and_says_what_next(tm
     root = repository(tmp_path)
     done = run_cli("init", cwd=root / "src" / "app")
     assert done.code == 0, done.stderr
-    assert sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file()) == sorted(WRITTEN)
+    assert sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file()) == sorted([*WRITTEN, ".gitignore"])
     assert done.stdout.splitlines() == [
         "wrote ../../agenttest.yaml", "wrote ../../tests/agents/example.jsonl",
-        "wrote ../../calibration/judge-labels.jsonl", "wrote ../../.github/workflows/agenttest.yml", "",
+        "wrote ../../calibration/judge-labels.jsonl", "wrote ../../.github/workflows/agenttest.yml",
+        "wrote ../../.gitignore", "",
         "Next: agenttest validate -i ../../tests/agents/example.jsonl",
         "Then point AGENT_URL at your agent (default http://localhost:8080/chat) and run the case that needs no "
         "key: agenttest -i ../../tests/agents/example.jsonl --run greets",
@@ -67,6 +68,43 @@ def test_init_never_overwrites_and_writes_nothing_when_anything_is_there(tmp_pat
                                       f"{root}; nothing was written (init never overwrites a file)")
     assert not (root / "agenttest.yaml").exists() and not (root / "tests").exists()
     assert (root / "agenttest.yml").read_text() == "mine\n"
+
+
+def test_init_keeps_the_results_out_of_git_appending_to_a_gitignore_never_overwriting_it(tmp_path: Path) -> None:
+    """A new .gitignore ignores agenttest-results/; one without the entry gets it appended (its own lines kept as
+    they were, a last line without its newline too); one that has it is left alone, and init says nothing of it."""
+    fresh = tmp_path / "fresh"
+    subprocess.run(["git", "init", "-q", str(fresh)], check=True)
+    assert "wrote .gitignore" in run_cli("init", cwd=fresh).stdout.splitlines()
+    (fresh / "agenttest-results").mkdir()
+    (fresh / "agenttest-results" / "report.json").write_text("{}\n")
+    ignored = subprocess.run(["git", "check-ignore", "-q", "agenttest-results/report.json"], cwd=fresh)
+    assert ignored.returncode == 0, (fresh / ".gitignore").read_text()
+    assert ".gitignore" in subprocess.run(["git", "status", "--porcelain"], cwd=fresh, capture_output=True,
+                                          text=True, check=True).stdout
+    mine = repository(tmp_path / "mine")
+    (mine / ".gitignore").write_bytes(b"node_modules/\n*.log")
+    done = run_cli("init", cwd=mine)
+    assert done.code == 0 and "updated .gitignore (added agenttest-results/)" in done.stdout.splitlines()
+    text = (mine / ".gitignore").read_text()
+    assert text.startswith("node_modules/\n*.log\n") and text.endswith("\nagenttest-results/\n")
+    assert text.count("agenttest-results/") == 1
+    has_it = repository(tmp_path / "has-it")
+    (has_it / ".gitignore").write_text("/agenttest-results\n")
+    done = run_cli("init", cwd=has_it)
+    assert done.code == 0 and ".gitignore" not in done.stdout
+    assert (has_it / ".gitignore").read_text() == "/agenttest-results\n"
+
+
+def test_init_writes_no_gitignore_out_of_the_repository(tmp_path: Path) -> None:
+    root = repository(tmp_path)
+    outside = tmp_path / "outside-ignore"
+    outside.write_text("theirs\n")
+    (root / ".gitignore").symlink_to(outside)
+    refused = run_cli("init", cwd=root)
+    assert refused.code == 2 and refused.stdout == ""
+    assert refused.stderr.startswith("Error: init: .gitignore: it leads through a symlink to ")
+    assert outside.read_text() == "theirs\n" and not (root / "agenttest.yaml").exists()
 
 
 def test_init_outside_git_writes_in_the_working_directory(tmp_path: Path) -> None:

@@ -9,6 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .workspace import repository_root, write_refusal
+
 if TYPE_CHECKING:
     from .config import RunConfig
 
@@ -19,6 +21,7 @@ ARTIFACT_FILES = {
     "ctrf": "ctrf.json",
     "events": "events.jsonl",
 }
+COMMENT_FILE = "comment.md"     # the pull-request comment as posted (github.pull_request), beside them
 
 
 def artifact_files(output_dir: Path) -> dict[str, Path]:
@@ -29,3 +32,25 @@ def artifact_files(output_dir: Path) -> dict[str, Path]:
 def artifact_paths(config: RunConfig) -> dict[str, Path]:
     """Where a run writes each artifact: the output directory, unless `--junit`/`--summary` say otherwise."""
     return {**artifact_files(config.output_dir), "junit": config.junit, "summary": config.summary}
+
+
+def remove_stale(output_dir: Path, cwd: Path) -> list[str]:
+    """Remove from `output_dir` the artifacts an earlier run left there, for a run that stopped before any case ran
+    and wrote none of its own: a stale green report must not pass for this run's. Only agenttest's own file names
+    are removed, each only when it is a regular file (never a symlink, a directory or another file), and nothing
+    where a run would refuse to write (`workspace.write_refusal`: a folder leading out of the repository). The names
+    removed, in order."""
+    root = repository_root(cwd)
+    if not output_dir.is_dir() or write_refusal(output_dir, root):
+        return []
+    removed = []
+    for name in (*ARTIFACT_FILES.values(), COMMENT_FILE):
+        path = output_dir / name
+        if path.is_symlink() or not path.is_file() or write_refusal(path, root, within=output_dir):
+            continue
+        try:
+            path.unlink()
+        except OSError:         # not ours to remove after all (permissions): left as it is
+            continue
+        removed.append(name)
+    return removed

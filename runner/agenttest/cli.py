@@ -159,9 +159,9 @@ def _validate(inputs: list[str], config: str | None, simulator: str | None, judg
     from .cases.loader import no_cases_found
     from .cases.model import InvalidCase
     from .config import undefined_suite_agents
-    from .engine.plan import checks_for, helper_agents, prepare_generators
+    from .engine.plan import checks_for, helper_agents, prepare_generators, without_config
     from .hints import plural
-    from .project import find_config, load_project
+    from .project import NO_CONFIG, find_config, load_project
 
     cwd = Path.cwd()
     try:
@@ -173,10 +173,12 @@ def _validate(inputs: list[str], config: str | None, simulator: str | None, judg
         if undefined:
             raise UsageError("; ".join(undefined))
         # Helpers are built, never called, so their configuration mistakes show here too — those that need
-        # `${VAR}`s that are not set excepted: validating must work without any secret.
+        # `${VAR}`s that are not set excepted: validating must work without any secret. Without a config there
+        # is no helper: each case asking one is invalid at its line.
         pool = AgentPool(project)
         prepare_generators(suite, pool, cwd, build=False)
-        for agent_id in helper_agents(suite.entries):
+        entries = suite.entries if project.path else without_config(suite.entries)
+        for agent_id in helper_agents(entries):
             if pool.has_variables(agent_id):
                 pool.helper(agent_id)
     except AgentTestError as exc:
@@ -184,30 +186,32 @@ def _validate(inputs: list[str], config: str | None, simulator: str | None, judg
         sys.exit(EXIT_USAGE)
     for warning in suite.warnings:
         write_line(sys.stdout, f"warning: {warning}")
-    invalid = [e for e in suite.entries if isinstance(e, InvalidCase)]
+    invalid = [e for e in entries if isinstance(e, InvalidCase)]
     for entry in invalid:
         write_line(sys.stdout, f"{entry.file}:{entry.line}: {entry.message}" if entry.file else entry.message)
-    cases = len(suite.entries) - len(invalid)
     generators = f" (and {plural(len(suite.generators), 'generator input')}, not called)" if suite.generators else ""
-    write_line(sys.stdout, f"{cases} valid, {len(invalid)} invalid in {plural(len(suite.files), 'file')}{generators}")
-    if not (suite.entries or suite.generators):     # as `run` says it: an empty suite is no green check
+    write_line(sys.stdout, f"{len(entries) - len(invalid)} valid, {len(invalid)} invalid in "
+                           f"{plural(len(suite.files), 'file')}{generators}")
+    if not (entries or suite.generators):     # as `run` says it: an empty suite is no green check
         write_line(sys.stderr, f"Error: {no_cases_found(inputs, suite, cwd)}")
-    sys.exit(EXIT_USAGE if invalid or not (suite.entries or suite.generators) else 0)
+    elif project.path is None and any("agenttest.yaml" in entry.message for entry in invalid):
+        write_line(sys.stderr, f"Error: {NO_CONFIG}: the cases above need one; `agenttest init` writes it")
+    sys.exit(EXIT_USAGE if invalid or not (entries or suite.generators) else 0)
 
 
 @main.command()
 def init() -> None:
     """Scaffold agenttest.yaml, an example suite and a GitHub Actions workflow in the current repository (never
-    overwriting a file), and print the command to run next."""
+    overwriting a file), add agenttest-results/ to .gitignore, and print the command to run next."""
     from .scaffold import next_steps, scaffold
 
     cwd = Path.cwd()
     try:
-        written = scaffold(cwd)
+        done = scaffold(cwd)
     except AgentTestError as exc:
         click.echo(f"Error: {exc}", err=True)
         sys.exit(EXIT_USAGE)
-    click.echo("\n".join(next_steps(written, cwd)))
+    click.echo("\n".join(next_steps(done, cwd)))
 
 
 @main.command()

@@ -7,10 +7,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from .agents.cache import default_cache_directory
 from .artifacts import ARTIFACT_FILES
 from .cases.model import Case, InvalidCase
 from .cases.sources import existing_path
+from .errors import AgentTestError
 from .hints import did_you_mean
 from .options import RunOptions, merge_options
 from .project import ProjectConfig, find_config, load_project
@@ -93,6 +96,27 @@ def build_run_config(cli: dict[str, Any], cwd: Path | None = None) -> RunConfig:
     agent_id, agent_path = _target_agent(options.name, inputs, project, cwd)
     return RunConfig(inputs=inputs, project=project, cwd=cwd, options=options, agent_id=agent_id,
                      agent_path=agent_path)
+
+
+def declared_output_dir(cli: dict[str, Any], cwd: Path) -> Path | None:
+    """The output directory of a run whose configuration could not be built (agenttest.yaml has a mistake): the
+    `--output-dir` flag, else the `defaults.output_dir` the file declares, else the built-in one; None when that
+    cannot be told (no such `--config`, a file that is no YAML mapping, a value that is no plain string)."""
+    if cli.get("output_dir"):
+        return cwd / cli["output_dir"]
+    try:
+        path = find_config(cli.get("config"), list(cli.get("input") or []), cwd)
+        raw = yaml.safe_load(path.read_text(encoding="utf-8")) if path is not None else None
+    except (AgentTestError, OSError, UnicodeDecodeError, yaml.YAMLError):
+        return None
+    defaults = raw.get("defaults") or {} if isinstance(raw, dict) else {} if raw is None else None
+    if not isinstance(defaults, dict):
+        return None
+    declared = [value for key, value in defaults.items() if str(key).replace("-", "_") == "output_dir"]
+    if not declared:
+        return cwd / RunOptions.model_fields["output_dir"].default
+    value = declared[-1]
+    return cwd / value if len(declared) == 1 and isinstance(value, str) and value and "${" not in value else None
 
 
 def derive_agent_id(path: Path) -> str | None:

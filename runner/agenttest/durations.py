@@ -71,6 +71,11 @@ def format_elapsed(seconds: float) -> str:
     return f"{seconds / 60:.1f}m"
 
 
+def format_ms(value: float) -> str:
+    """Milliseconds to one decimal, without a trailing `.0` (so 1000.4 never shows as 1000): `3.6ms`, `2000ms`."""
+    return f"{value:.1f}".removesuffix(".0") + "ms"
+
+
 def _trim(value: float) -> str:
     text = f"{value:.9f}".rstrip("0").rstrip(".")
     return text or "0"

@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from .config import RunConfig, build_run_config
+from .artifacts import remove_stale
+from .config import RunConfig, build_run_config, declared_output_dir
 from .engine.run import RunOutcome, run_suite
 from .errors import EXIT_INTERRUPTED, EXIT_USAGE, AgentTestError
 from .gc_policy import owned_by_run
@@ -57,10 +58,12 @@ class Launch:
             self.stop(EXIT_INTERRUPTED, "interrupted")
         if self.config is not None and self.error is None:
             self.loop = self._pull_request_loop(self.config)     # its token masked before the guard opens
+        reporting: Reporting | None = None
         with guarded_log(stream, guard=guard), owned_by_run():
             if self.config is not None and self.error is None:
                 try:
-                    outcome = run_suite(self.config, self._reporting(self.config))
+                    reporting = self._reporting(self.config)
+                    outcome = run_suite(self.config, reporting)
                 except AgentTestError as exc:
                     self.stop(EXIT_USAGE, str(exc))
                 except KeyboardInterrupt:
@@ -69,9 +72,23 @@ class Launch:
                     self.outcome, self.exit_code = outcome, outcome.exit_code
                     if self.loop is not None and outcome.report is not None:    # every artifact is written:
                         self.loop.after_run(outcome.report.data)                # the comment, whatever the verdict
+            self._remove_stale(cli_values, cwd or Path.cwd(), reporting)
             if echo_error and self.error is not None:
                 write_line(sys.stderr, "Interrupted." if self.exit_code == EXIT_INTERRUPTED else f"Error: {self.error}")
         return self
+
+    def _remove_stale(self, cli_values: dict[str, Any], cwd: Path, reporting: Reporting | None) -> None:
+        """After a run that stopped with exit 2 before any case ran (a usage or config mistake, a key not set,
+        `--run` matching nothing), the artifacts an earlier run left in the output directory are removed, so
+        that none passes for this run's (docs/command-line.md); a `--dry-run` writes none and removes none. The
+        mistake stays the one line said: the removal is documented, not announced."""
+        if self.error is None or self.exit_code != EXIT_USAGE or cli_values.get("dry_run"):
+            return
+        if reporting is not None and reporting.reporters.started:
+            return
+        output_dir = self.config.output_dir if self.config is not None else declared_output_dir(cli_values, cwd)
+        if output_dir is not None:
+            remove_stale(output_dir, cwd)
 
     def _pull_request_loop(self, config: RunConfig) -> PullRequestLoop:
         """The run's pull-request loop (`--baseline auto`, `--comment`), its GitHub token registered as a secret."""

@@ -6,7 +6,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal, NamedTuple, get_args
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -17,12 +17,13 @@ from .agents.credentials import CREDENTIAL_NAME
 from .agents.urls import credential_spans, register_part
 from .cases.sources import existing_path
 from .errors import ConfigError, Where
-from .hints import did_you_mean
+from .hints import closest, did_you_mean
 from .options import OPTION_NAMES, check_options
 from .secrets import register_secret
 from .validation import config_errors
 
 CONFIG_NAMES = ("agenttest.yaml", "agenttest.yml")
+NO_CONFIG = "no agenttest.yaml found (looked upward from the working directory and the first input)"
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 
@@ -240,6 +241,10 @@ def _agent_settings(agent_id: str, entry: dict[str, Any],
     """The settings of one agent, or None with what is wrong added to `problems`."""
     prefix = f"agents.{agent_id}"
     providers = sorted(registry.PROVIDERS)
+    if "builtin" not in entry and "provider" not in entry:
+        entry = _kind_misspelt(prefix, entry, problems)
+        if entry is None:
+            return None
     if "builtin" in entry:
         model: type[BaseModel] = BuiltinSettings
     else:
@@ -258,3 +263,26 @@ def _agent_settings(agent_id: str, entry: dict[str, Any],
     except ValidationError as exc:
         problems += config_errors(exc, model, prefix)
         return None
+
+
+_KINDS = ("provider", "builtin")
+
+
+def _kind_misspelt(prefix: str, entry: dict[str, Any], problems: list[str]) -> dict[str, Any] | None:
+    """An entry with neither `provider` nor `builtin`, read as if the key it has in their place were spelt right:
+    `provder: http` is `agents.X.provder: unknown key (did you mean 'provider'?)`, as any other misspelt key, and
+    the rest of the entry is checked as that provider's. The entry as it is when no key is such a near miss (it
+    then needs one of them); None when one is, and the entry cannot be read without it."""
+    known = {info.alias or name for model in (BuiltinSettings, *(p.settings for p in registry.PROVIDERS.values()))
+             for name, info in model.model_fields.items()}
+    meant = {key: closest(str(key), _KINDS) for key in entry if str(key) not in known}
+    misspelt = {key: kind for key, kind in meant.items() if kind is not None}
+    if not misspelt:
+        return entry
+    problems += [f"{prefix}.{key}: unknown key{did_you_mean(str(key), _KINDS)}" for key in misspelt]
+    if len(misspelt) > 1:
+        return None
+    [(key, kind)] = misspelt.items()
+    fixed = {kind if name == key else name: value for name, value in entry.items()}
+    kinds = registry.PROVIDERS if kind == "provider" else get_args(BuiltinSettings.model_fields[kind].annotation)
+    return fixed if fixed[kind] in kinds else None

@@ -91,6 +91,33 @@ def test_a_recorded_run_replays_without_any_server_or_secret(project: Project) -
         "calls"]
 
 
+def test_a_recording_says_where_it_put_the_cassettes(project: Project) -> None:
+    """The summary names the cassette files beside the artifacts, and report.json's metadata holds them (merged
+    shards: every shard's); a run that called no agent says it recorded nothing."""
+    with helper_server(target=_model) as (_, server):
+        env = {"BRAIN_URL": server.base_url, "BRAIN_KEY": KEY}
+        recorded = project.run("-i", "tests/s.jsonl", "-i", "agents:gen?count=2", "--record", "tapes", env=env)
+        project.suite("tests/more.jsonl", {"id": "more", "input": "x"})
+        shards = [project.run("-i", "tests/s.jsonl", "-i", "tests/more.jsonl", "--record", "sharded", "--shard",
+                              f"{k}/2", "--output-dir", f"shard{k}", env=env) for k in (1, 2)]
+    assert recorded.code == 1, recorded.stdout + recorded.stderr
+    assert "  Cassettes: tapes/ (generated/agents_gen_count_2.json, tests/s.jsonl.json)" in recorded.stdout.splitlines()
+    assert recorded.report["metadata"]["record"] == {
+        "directory": "tapes", "files": ["generated/agents_gen_count_2.json", "tests/s.jsonl.json"]}
+    per_shard = [json.loads((project.root / f"shard{k}" / "report.json").read_text())["metadata"]["record"]
+                 for k in (1, 2)]
+    assert all(shard.code in (0, 1) for shard in shards) and all(record["files"] for record in per_shard)
+    merged = project.run("merge", "shard1/report.json", "shard2/report.json", "--output-dir", "merged")
+    assert merged.code == 1, merged.stderr      # the case `fails` fails
+    assert json.loads((project.root / "merged" / "report.json").read_text())["metadata"]["record"] == {
+        "directory": "sharded", "files": ["tests/more.jsonl.json", "tests/s.jsonl.json"]}
+    project.suite("tests/later.jsonl", {"id": "later", "input": "x", "skip": True})
+    nothing = project.run("-i", "tests/later.jsonl", "--record", "empty",
+                          env={"BRAIN_URL": "http://127.0.0.1:9/v1", "BRAIN_KEY": KEY})
+    assert nothing.code == 0 and "  Cassettes: empty/ (nothing recorded)" in nothing.stdout.splitlines()
+    assert nothing.report["metadata"]["record"] == {"directory": "empty", "files": []}
+
+
 def test_recording_again_changes_only_what_changed(project: Project) -> None:
     with helper_server(target=_model) as (_, server):
         env = {"BRAIN_URL": server.base_url, "BRAIN_KEY": KEY}

@@ -47,6 +47,41 @@ def test_validate_checks_the_config_too(project: Project) -> None:
     assert run.code == 2 and "agents.x.provider: unknown provider 'nope'" in run.stderr
 
 
+def test_validate_without_a_config_names_each_case_asking_a_helper_and_suggests_init(tmp_path: Path) -> None:
+    """No agenttest.yaml: every case that asks a judge or a simulated user is invalid at its line, naming the
+    helpers by role; the others are counted valid, and the last line says to run `agenttest init` — as `run` does."""
+    project = Project(tmp_path)
+    (tmp_path / ".git").mkdir()
+    judged = {"type": "agent", "use": "agents:workers.test.validator", "value": "polite"}
+    project.suite("tests/agents/example.jsonl",
+                  {"id": "static", "input": "hi", "assert": {"type": "contains", "value": "hi"}},
+                  {"id": "judged", "input": "hi", "assert": [{"type": "contains", "value": "hi"}, judged]},
+                  {"id": "talks", "input": "hi", "simulator": {"use": "workers.test.user"},
+                   "checkpoints": [{"id": "helps", "assert": judged}]},
+                  {"id": "scripted", "simulator": {"use": "scripted", "replies": ["hi"]},
+                   "checkpoints": [{"id": "greets", "assert": {"type": "contains", "value": "hi"}}]})
+    run = project.run("validate", "-i", "tests/agents/example.jsonl")
+    assert run.code == 2 and "Traceback" not in run.stderr
+    assert run.stdout.splitlines() == [
+        "tests/agents/example.jsonl:2: no agenttest.yaml to define its judge 'workers.test.validator'",
+        "tests/agents/example.jsonl:3: no agenttest.yaml to define its simulator 'workers.test.user' and judge "
+        "'workers.test.validator'",
+        "2 valid, 2 invalid in 1 file"]
+    assert run.stderr.splitlines() == [
+        "Error: no agenttest.yaml found (looked upward from the working directory and the first input): the cases "
+        "above need one; `agenttest init` writes it"]
+    ran = project.run("-i", "tests/agents/example.jsonl")
+    assert ran.code == 2
+    assert ran.stderr.strip() == (
+        "Error: no agenttest.yaml found (looked upward from the working directory and the first input); create one "
+        "that defines the agent under test: `agenttest init` writes one")
+    assert project.run("init").code == 2         # the suite is there: init writes nothing
+    (tmp_path / "tests" / "agents" / "example.jsonl").rename(tmp_path / "mine.jsonl")
+    assert project.run("init").code == 0
+    fixed = project.run("validate", "-i", "mine.jsonl")
+    assert (fixed.code, fixed.stdout.strip()) == (0, "4 valid, 0 invalid in 1 file"), fixed.stdout + fixed.stderr
+
+
 def test_schema_describes_the_cases_the_loader_accepts(project: Project) -> None:
     run = project.run("schema")
     assert run.code == 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import signal
 import ssl
 import sys
@@ -365,6 +366,28 @@ def test_signal_writes_partial_artifacts_and_exits_130(project: Project, signum:
     assert sorted(log.read_text().split()) == ["slow0:skipped", "slow1:skipped"]
 
 
+def test_a_latency_is_shown_in_milliseconds_as_its_message_says_it_in_every_report(project: Project) -> None:
+    """The HTML table, the Markdown summary and JUnit's failure text show a latency as `3.6ms` (one decimal, as the
+    message has it), never the float measured (`3.559314999961316`); report.json keeps the value measured."""
+    project.suite("suite.jsonl",
+                  {"id": "quick", "input": "hi", "assert": {"type": "latency", "value": 60000}},
+                  {"id": "slow", "input": "sleep 0.05", "assert": {"type": "latency", "value": 1}})
+    run = project.run("-i", "suite.jsonl", "-o", "report.html")
+    assert run.code == 1, run.stdout + run.stderr
+    shown = r"[0-9]+(?:\.[0-9])?ms"
+    quick, slow = (run.result(case)["assertions"][0] for case in ("quick", "slow"))
+    assert isinstance(quick["actual"], float) and slow["actual"] >= 50
+    html = (project.root / "report.html").read_text()
+    for verdict, limit in ((quick, "60000ms"), (slow, "1ms")):
+        assert re.search(rf"<td>latency {shown} (?:is within|exceeds) {limit}</td><td><code>{limit}</code></td>"
+                         rf"<td><code>{shown}</code></td></tr>", html), html
+        assert repr(verdict["actual"]) not in html or re.fullmatch(r"[0-9]+\.[0-9]", repr(verdict["actual"]))
+    summary = (project.root / "agenttest-results" / "summary.md").read_text()
+    assert re.search(rf"\| `1ms` \| `{shown}` \|", summary), summary
+    junit = (project.root / "agenttest-results" / "junit.xml").read_text()
+    assert re.search(rf"✗ latency: latency {shown} exceeds 1ms \(expected 1ms; actual {shown}\)", junit), junit
+
+
 def test_config_errors_name_the_file_and_key(project: Project) -> None:
     project.suite("suite.jsonl", {"id": "a", "input": "hi"})
     project.write("agenttest.yaml", """
@@ -460,6 +483,47 @@ def test_every_config_problem_is_reported_at_once_with_its_key_path(project: Pro
         "python)",
         "  agents.other.callabel: unknown key (did you mean 'callable'?)",
     ]
+
+
+def test_a_misspelt_provider_or_builtin_is_an_unknown_key_like_any_other(project: Project) -> None:
+    """`provder:` and `bultin:` are named as the misspelt keys they are (not "needs 'provider'"), and the rest of
+    the entry is still checked; an entry with neither key nor anything like one still needs one."""
+    project.suite("suite.jsonl", {"id": "a", "input": "hi"})
+    project.write("agenttest.yaml", """
+        defaults:
+          name: echo
+        agents:
+          echo:
+            provider: python
+            callable: echo_agent:respond
+          bot:
+            provder: http
+            ulr: http://127.0.0.1:9/chat
+          judge:
+            bultin: validator
+            model: gpt-4o
+          bare:
+            url: http://127.0.0.1:9/chat
+        """)
+    run = project.run("-i", "suite.jsonl")
+    assert run.code == 2 and "Traceback" not in run.stderr
+    assert run.stderr.splitlines() == [
+        f"Error: {project.root / 'agenttest.yaml'}: 4 problems:",
+        "  agents.bot.provder: unknown key (did you mean 'provider'?)",
+        "  agents.bot.ulr: unknown key (did you mean 'url'?)",
+        "  agents.judge.bultin: unknown key (did you mean 'builtin'?)",
+        "  agents.bare: needs 'provider' (exec, http, openai, python) or 'builtin'",
+    ]
+    project.write("agenttest.yaml", """
+        agents:
+          echo:
+            provder: python
+            callable: echo_agent:respond
+        """)
+    alone = project.run("validate", "-i", "suite.jsonl")
+    assert alone.code == 2
+    assert alone.stderr.strip() == (f"Error: {project.root / 'agenttest.yaml'}: agents.echo.provder: unknown key "
+                                    "(did you mean 'provider'?)")
 
 
 def test_missing_input_file_and_unknown_agent_exit_2(project: Project) -> None:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError, UsageError
 from ..hints import did_you_mean
-from ..project import ProjectConfig
+from ..project import NO_CONFIG, ProjectConfig
 from . import builtin, registry
 from .base import Agent
 from .builtin import BuiltinSettings
@@ -50,8 +50,8 @@ class AgentPool:
         names a helper."""
         project = self.project
         if project.path is None:
-            raise ConfigError("no agenttest.yaml found (looked upward from the working directory and the first "
-                              "input); create one that defines the agent under test")
+            raise ConfigError(f"{NO_CONFIG}; create one that defines the agent under test: `agenttest init` "
+                              "writes one")
         if not agent_id:
             targets = [name for name, settings in project.agents.items() if not isinstance(settings, BuiltinSettings)]
             raise UsageError(f"no target agent: pass -n/--name or set defaults.name in {project.display_path} "
@@ -65,7 +65,8 @@ class AgentPool:
         """A helper agent: any agent of the config, built-in or not. ConfigError when it is not defined or cannot
         be built (one for a `${VAR}` that is not set says it is `asked_by` whom, and `otherwise` what to do)."""
         if self.project.path is None:
-            raise ConfigError(f"helper agent {agent_id!r} needs an agenttest.yaml that defines it")
+            raise ConfigError(f"helper agent {agent_id!r} needs an agenttest.yaml that defines it ({NO_CONFIG}; "
+                              "`agenttest init` writes one)")
         return self._build(agent_id, self._settings(agent_id), connector_override=None, asked_by=asked_by,
                            otherwise=otherwise)
 

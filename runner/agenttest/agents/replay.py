@@ -126,6 +126,7 @@ class Cassettes:
         self._configs: dict[Path, dict[str, dict[str, Any]]] = defaultdict(dict)
         self._ranks: dict[tuple[str, str, str], int] = defaultdict(int)
         self._paths: dict[str, Path] = {}           # source → its cassette file (every case of a file asks)
+        self.saved = False                          # whether `save` was called
 
     # -- where a case's calls are kept --------------------------------------------------------------------------
 
@@ -230,7 +231,9 @@ class Cassettes:
 
     def save(self) -> list[Path]:
         """Write every cassette file this run recorded into: the cases that ran replace their old recordings, the
-        others are kept; a file whose content did not change is not rewritten. The paths written."""
+        others are kept; a file whose content did not change is not rewritten. The files that hold this run's
+        recordings now (written, or holding them already), in the order they were first recorded into."""
+        self.saved = True
         written = []
         for path, recorded in self._recorded.items():
             source = next(source for source, known in self._paths.items() if known == path)
@@ -257,8 +260,8 @@ class Cassettes:
             if named:
                 content["configs"] = {digest: known[digest] for digest in sorted(named) if digest in known}
             try:
-                if write_if_changed(path, encoded(itertools.chain(_CASSETTE.iterencode(content), "\n"))):
-                    written.append(path)
+                write_if_changed(path, encoded(itertools.chain(_CASSETTE.iterencode(content), "\n")))
+                written.append(path)
             except OSError as exc:
                 write_line(sys.stderr, f"⚠ --record: cannot write {self._display(path)}: {exc}")
         return written

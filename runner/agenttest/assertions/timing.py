@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+from ..durations import format_ms
 from ..errors import SuiteError
 from .base import AssertionSpec, EvalContext, Verdict, assertion, describe
 
@@ -23,10 +24,7 @@ def latency(spec: AssertionSpec, ctx: EvalContext) -> Verdict:
     """
     took = ctx.latency_ms
     if took <= spec.value:
-        return Verdict(True, f"latency {_ms(took)} is within {_ms(spec.value)}", expected=spec.value, actual=took)
-    return Verdict(False, f"latency {_ms(took)} exceeds {_ms(spec.value)}", expected=spec.value, actual=took)
-
-
-def _ms(value: float) -> str:
-    """Milliseconds to one decimal, without a trailing `.0` (so 1000.4 never shows as 1000)."""
-    return f"{value:.1f}".removesuffix(".0") + "ms"
+        return Verdict(True, f"latency {format_ms(took)} is within {format_ms(spec.value)}", expected=spec.value,
+                       actual=took)
+    return Verdict(False, f"latency {format_ms(took)} exceeds {format_ms(spec.value)}", expected=spec.value,
+                   actual=took)

@@ -110,6 +110,31 @@ def helper_agents(entries: list[Entry]) -> list[str]:
     return list(dict.fromkeys(agent for e in entries if isinstance(e, Case) for agent in e.helper_agents()))
 
 
+def without_config(entries: list[Entry]) -> list[Entry]:
+    """The entries as `validate` reads them when there is no agenttest.yaml: a case that asks a helper agent (a
+    judge, a simulated user) is invalid at its line, naming each helper by its role, since only the config can
+    define one."""
+    read: list[Entry] = []
+    for entry in entries:
+        helpers = _helpers_by_role(entry) if isinstance(entry, Case) else []
+        if not helpers:
+            read.append(entry)
+            continue
+        named = ", ".join(helpers[:-1]) + " and " + helpers[-1] if len(helpers) > 1 else helpers[0]
+        read.append(InvalidCase(f"no agenttest.yaml to define its {named}", id=entry.id, file=entry.file,
+                                line=entry.line, input=entry.input, source=entry.source))
+    return read
+
+
+def _helpers_by_role(case: Case) -> list[str]:
+    """`simulator 'workers.test.user'`, `judge 'workers.test.validator'`: each helper the case asks, once."""
+    conversation = case.conversation
+    named = [f"simulator {conversation.simulator!r}"] if conversation is not None and conversation.simulator \
+        and not conversation.scripted else []
+    named += [f"judge {spec.helper_agent!r}" for spec in case.assertion_specs() if spec.helper_agent]
+    return list(dict.fromkeys(named))
+
+
 def build_helpers(pool: AgentPool, entries: list[Entry]) -> None:
     """Build every helper the cases ask, before any case runs. A helper whose `${VAR}`s are not set is a
     ConfigError that also names the cases asking it, and the `--run` that runs those needing no such helper."""

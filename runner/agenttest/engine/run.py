@@ -18,6 +18,7 @@ from ..agents.cache import HelperCache
 from ..agents.cassette_origin import cassette_origin
 from ..agents.meter import Meter
 from ..agents.pool import AgentPool
+from ..agents.replay import Cassettes
 from ..agents.urls import register_proxy_credentials
 from ..analysis import exit_code, failures_under_regression
 from ..cases import load_suite
@@ -93,11 +94,12 @@ async def _run(config: RunConfig, reporting: Reporting) -> RunOutcome:
         targets = _preflight(config, pool, plan, reporting)
         await _baseline(config, reporting)
         run = _start(config, suite, pool, meter, plan, prepared, targets, reporting)
+        run.cassettes = cassettes
         await _hooks_and_cases(run)
         return _finish(run)
     finally:
         await pool.aclose()
-        if cassettes is not None and options.record:
+        if cassettes is not None and options.record and not cassettes.saved:   # a run that did not finish
             cassettes.save()
 
 
@@ -224,6 +226,7 @@ class _Run:
     before_all_failed: bool = False
     results: list[CaseResult] = field(default_factory=list)
     tracebacks: list[str] = field(default_factory=list)     # of BeforeAll and AfterAll
+    cassettes: Cassettes | None = None      # --record/--replay
 
     @property
     def cases(self) -> list[Case]:
@@ -380,7 +383,7 @@ def _finish(run: _Run) -> RunOutcome:
                     version=__version__, runs=options.runs, shard=options.shard, suite=run.plan.suite_facts(),
                     baseline=run.reporting.baseline, baseline_path=run.reporting.baseline_path or options.baseline,
                     baseline_source=run.reporting.baseline_source, spending=run.meter.report(),
-                    traceback="\n\n".join(dict.fromkeys(run.tracebacks)) or None)
+                    traceback="\n\n".join(dict.fromkeys(run.tracebacks)) or None, record=_recorded(run))
     run.reporting.reporters.run_finished(report)
     if run.scheduler.interrupted:
         return RunOutcome(report, EXIT_INTERRUPTED)
@@ -389,6 +392,16 @@ def _finish(run: _Run) -> RunOutcome:
     regressions = failures_under_regression(report.data.get("comparison"))
     return RunOutcome(report, exit_code(summary.ok and not run.errors, options.fail_on, regressions,
                                         spent=run.meter.spent is not None))
+
+
+def _recorded(run: _Run) -> dict[str, Any] | None:
+    """`--record DIR`: the cassettes saved now, before the reports that say where they are — the directory as
+    named, and each file holding this run's recordings, relative to it."""
+    cassettes, directory = run.cassettes, run.config.options.record
+    if cassettes is None or not directory:
+        return None
+    files = sorted(path.relative_to(cassettes.directory).as_posix() for path in cassettes.save())
+    return {"directory": directory, "files": files}
 
 
 async def run_unit(unit: Unit, runners: tuple[StandardRunner, DynamicRunner]) -> CaseResult:

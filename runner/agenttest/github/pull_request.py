@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..analysis import run_ok
+from ..artifacts import COMMENT_FILE
 from ..files import write_text
 from ..report.reporting import AUTO
 from . import environment
@@ -45,7 +46,6 @@ BUDGET = 120.0      # seconds each of the baseline and the comment may spend on 
 NO_TOKEN = "no GitHub token (set GITHUB_TOKEN; the Action passes its github-token input)"
 # What changed against the baseline, for `--comment auto` (a comment is created only then, or when a case failed).
 CHANGES = ("regressions", "fixes", "introduced", "new", "removed", "noise")
-COMMENT_FILE = "comment.md"
 
 
 @dataclass(frozen=True)

@@ -60,6 +60,7 @@ class Report:
     baseline_source: dict[str, Any] | None = None   # --baseline auto: the run it came from, or why there is none
     spending: dict[str, Any] | None = None          # cost by role (when prices are known) and the budget
     traceback: str | None = None                    # of a BeforeAll/AfterAll hook that raised: the user's frames
+    record: dict[str, Any] | None = None            # --record: the directory and the cassette files in it
 
     @cached_property
     def data(self) -> dict[str, Any]:
@@ -109,6 +110,8 @@ class Report:
             out["metadata"]["baseline"] = self.baseline_source
         if self.shard:
             out["metadata"]["shard"] = self.shard
+        if self.record is not None:
+            out["metadata"]["record"] = self.record
         if repeated(self.runs):
             out["stability_results"] = rows
         if self.baseline is not None:   # a shard sees only its cases: which were removed, `merge` says
@@ -176,8 +179,10 @@ class Reporters:
 
     def __init__(self, reporters: Iterable[Reporter] = ()) -> None:
         self.reporters = list(reporters)
+        self.started = False        # whether the run started (its artifacts are this run's from then on)
 
     def run_started(self, info: RunInfo) -> None:
+        self.started = True
         self._tell("run_started", lambda reporter: reporter.run_started(info))
 
     def case_started(self, case: Case | InvalidCase) -> None:

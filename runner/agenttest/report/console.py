@@ -31,6 +31,7 @@ from .verdicts import (
     CONVERSATION_MODES,
     comparison_line,
     cost_line,
+    record_line,
     replay_line,
     run_verdict,
     stability_class_text,
@@ -198,6 +199,9 @@ class ConsoleReporter(Reporter):
         if self._verbose and report.traceback:      # where in the user's BeforeAll/AfterAll it failed
             for line in report.traceback.splitlines():
                 self._line(f"    │  {line}")
+        record = report.data["metadata"].get("record")
+        if record:
+            self._line(f"  Cassettes: {one_line(record_line(record), 500)}")
         if self._artifacts:
             self._line(f"  Artifacts: {self._artifacts}")
 

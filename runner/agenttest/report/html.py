@@ -33,6 +33,7 @@ from .verdicts import (
     stability_rows,
     tool_call_lines,
     transcript,
+    verdict_value,
 )
 
 PREVIEW_CHARS = 20_000
@@ -203,7 +204,8 @@ def _case(index: int, result: Mapping[str, Any], open_: bool) -> Iterator[str]:
             kind = ("not " if verdict.get("negate") else "") + str(verdict.get("type"))
             yield (f"<tr><td>{'✅' if verdict.get('passed') else '❌'}</td><td><code>{html_text(kind)}</code></td>"
                    f"<td>{html_text(preview(verdict.get('message'), 2000))}</td>"
-                   f"<td>{_value(verdict.get('expected'))}</td><td>{_value(verdict.get('actual'))}</td></tr>")
+                   f"<td>{_value(verdict_value(verdict, 'expected'))}</td>"
+                   f"<td>{_value(verdict_value(verdict, 'actual'))}</td></tr>")
         yield "</table>"
     elif result.get("error"):
         yield f"<p><strong>{'Reason' if status == 'skipped' else 'Error'}:</strong> {html_text(result['error'])}</p>"

@@ -47,6 +47,7 @@ from .verdicts import (
     stability_rows,
     tool_call_lines,
     transcript,
+    verdict_value,
 )
 
 ARTIFACTS = ("report.json", "junit.xml", "ctrf.json", "events.jsonl")
@@ -385,7 +386,8 @@ def _failure_details(result: Mapping[str, Any], links: SourceLinks, chars: int) 
             mark = "✅" if verdict.get("passed") else "❌"
             kind = ("not " if verdict.get("negate") else "") + display_text(verdict.get("type"))
             yield (f"| {mark} | {md_code(kind, in_table=True)} | {md_text(preview(verdict.get('message'), 500))} "
-                   f"| {_cell_value(verdict.get('expected'))} | {_cell_value(verdict.get('actual'))} |")
+                   f"| {_cell_value(verdict_value(verdict, 'expected'))} "
+                   f"| {_cell_value(verdict_value(verdict, 'actual'))} |")
         yield ""
         for verdict in verdicts:
             suggestions = (verdict.get("details") or {}).get("suggestions") or []

@@ -54,6 +54,18 @@ def _not_json(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
+def _merge_record(metadata: dict[str, Any], stamps: list[Mapping[str, Any]]) -> None:
+    """`metadata.record` of the whole run: every shard's cassette files (each shard recorded its own cases), when
+    they all recorded into the same directory; none otherwise."""
+    records: list[Mapping[str, Any]] = [record for stamp in stamps
+                                        if isinstance(record := stamp.get("record"), Mapping)]
+    metadata.pop("record", None)
+    directories = {str(record.get("directory")) for record in records}
+    if len(records) == len(stamps) and len(directories) == 1:
+        files = [name for record in records for name in record.get("files") or []]
+        metadata["record"] = {"directory": directories.pop(), "files": sorted(set(files))}
+
+
 def merge_reports(reports: Sequence[tuple[str, Mapping[str, Any]]],
                   baseline: tuple[str, Mapping[str, Any]] | None = None) -> dict[str, Any]:
     """The report of one run made of its shards' reports (name, report.json dict). Refuses, with a UsageError that
@@ -75,6 +87,7 @@ def merge_reports(reports: Sequence[tuple[str, Mapping[str, Any]]],
     metadata["started_at"] = min(str(m.get("started_at", "")) for m in stamps)
     metadata["completed_at"] = max(str(m.get("completed_at", "")) for m in stamps)
     metadata["shards"] = [name for name, _ in reports]
+    _merge_record(metadata, stamps)
     merged: dict[str, Any] = {"summary": summary, "environment": first.get("environment") or {},
                               "results": results, "metadata": metadata,
                               "interrupted": any(report.get("interrupted") for _, report in reports)}

@@ -14,6 +14,7 @@ from typing import Any
 from ..analysis import case_key, exit_code, failures_under_regression, no_case_ran, pass_rate_text, run_ok
 from ..analysis.outcome import interval_text
 from ..analysis.stability import STOP_REASONS
+from ..durations import format_ms
 from ..hints import plural
 from ..run_count import FIRST_RUNS, auto_limit
 from ..usage import estimated_roles, format_usd
@@ -144,7 +145,7 @@ def assertion_lines(verdict: dict[str, Any], limit: int = 500) -> list[str]:
     kind = f"not {verdict.get('type')}" if verdict.get("negate") else verdict.get("type")
     line = f"{mark} {kind}: {one_line(verdict.get('message', ''), limit)}"
     if not verdict.get("passed"):
-        details = [f"{key} {one_line(verdict[key], limit)}" for key in ("expected", "actual")
+        details = [f"{key} {one_line(verdict_value(verdict, key), limit)}" for key in ("expected", "actual")
                    if verdict.get(key) is not None]
         if verdict.get("score") is not None:
             details.append(f"score {verdict['score']}")
@@ -152,6 +153,15 @@ def assertion_lines(verdict: dict[str, Any], limit: int = 500) -> list[str]:
             line += f" ({'; '.join(details)})"
     suggestions = (verdict.get("details") or {}).get("suggestions") or []
     return [line, *(f"    suggestion: {one_line(text, limit)}" for text in suggestions)]
+
+
+def verdict_value(verdict: Mapping[str, Any], key: str) -> Any:
+    """An assertion's `expected` or `actual` as every report shows it: a latency in milliseconds as its message
+    says it (`3.6ms`, not `3.559314999961316`), anything else as it is."""
+    value = verdict.get(key)
+    if verdict.get("type") == "latency" and isinstance(value, int | float) and not isinstance(value, bool):
+        return format_ms(value)
+    return value
 
 
 def runs_line(result: dict[str, Any]) -> str | None:
@@ -438,6 +448,17 @@ def replay_line(replay: Mapping[str, Any]) -> str:
                 "recorded replies, judge verdicts included, are the pull request's own")
     return (f"replayed from cassettes changed since the last commit: {names} — their recorded replies, judge "
             "verdicts included, are not the committed ones")
+
+
+def record_line(record: Mapping[str, Any]) -> str:
+    """Where `--record` put the cassettes (report.json's `metadata.record`), as the artifacts' line says where they
+    are: `tests/cassettes/ (tests/agents/example.jsonl.json)`; the first five files, then how many more."""
+    directory = display_text(record.get("directory")).rstrip("/") + "/"
+    files = [display_text(name) for name in record.get("files") or []]
+    if not files:
+        return f"{directory} (nothing recorded)"
+    more = f" and {len(files) - 5} more" if len(files) > 5 else ""
+    return f"{directory} ({', '.join(files[:5])}{more})"
 
 
 def cost_line(cost: dict[str, Any], usage: Mapping[str, Any] | None = None) -> str:
