@@ -413,15 +413,20 @@ def test_config_errors_name_the_file_and_key(project: Project) -> None:
     assert "Traceback" not in run.stderr
 
 
-def test_a_misspelt_variable_is_named_with_the_variable_meant(project: Project) -> None:
+def _bot_reading(project: Project, variable: str) -> None:
+    """A project whose agent `bot` sends the environment variable `variable` in a header."""
     project.suite("suite.jsonl", {"id": "a", "input": "hi"})
-    project.write("agenttest.yaml", """
+    project.write("agenttest.yaml", f"""
         agents:
           bot:
             provider: http
             url: http://127.0.0.1:9/chat
-            headers: {Authorization: "Bearer ${BOT_KYE}"}
+            headers: {{Authorization: "Bearer ${{{variable}}}"}}
         """)
+
+
+def test_a_misspelt_variable_is_named_with_the_variable_meant(project: Project) -> None:
+    _bot_reading(project, "BOT_KYE")
     run = project.run("-i", "suite.jsonl", "-n", "bot", env={"BOT_KEY": "sk-typo-test-5521"})
     assert run.code == 2
     assert run.stderr.strip() == (
@@ -434,14 +439,7 @@ def test_a_misspelt_variable_is_named_with_the_variable_meant(project: Project) 
 def test_an_unset_variable_is_not_taken_for_a_typo_of_a_different_one(project: Project) -> None:
     """OPENAI_API_KEY unset beside OPENAI_BASE_URL set: two variables that share a prefix, not a misspelling (a
     new user was told "did you mean 'OPENAI_BASE_URL'?")."""
-    project.suite("suite.jsonl", {"id": "a", "input": "hi"})
-    project.write("agenttest.yaml", """
-        agents:
-          bot:
-            provider: http
-            url: http://127.0.0.1:9/chat
-            headers: {Authorization: "Bearer ${ACMEAI_API_KEY}"}
-        """)
+    _bot_reading(project, "ACMEAI_API_KEY")
     run = project.run("-i", "suite.jsonl", "-n", "bot", env={"ACMEAI_BASE_URL": "http://127.0.0.1:9/v1"})
     assert run.code == 2
     assert "environment variable ACMEAI_API_KEY is not set; agent bot needs it" in run.stderr, run.stderr
