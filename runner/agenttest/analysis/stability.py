@@ -58,7 +58,7 @@ def case_verdict(runs: Sequence[CaseResult], min_pass_rate: float = 100.0) -> Ca
     shown = (passed or ran)[0] if counts else (failing or ran)[0]
     result = copy.copy(shown)
     result.usage = Usage.total(run.usage for run in runs)
-    result.runs = [_run_detail(number, run) for number, run in enumerate(runs, start=1)]
+    result.runs = [run_detail(number, run) for number, run in enumerate(runs, start=1)]
     result.stability = stability_row(result, runs, min_pass_rate)
     result.duration_ms = round(statistics.fmean(run.duration_ms for run in ran))
     if not complete:
@@ -163,7 +163,8 @@ def _counted(row: Mapping[str, Any]) -> Proportion:
     return Proportion(min(int(row["passed"]), counted), counted)
 
 
-def _run_detail(number: int, run: CaseResult) -> dict[str, Any]:
+def run_detail(number: int, run: CaseResult) -> dict[str, Any]:
+    """One run of a case as the report keeps it: its number, status, duration, error (and kind), whether it ran."""
     detail: dict[str, Any] = {"run": number, "status": run.status, "duration_ms": run.duration_ms}
     if run.error:
         detail["error"] = run.error

@@ -17,6 +17,7 @@ from typing import Any
 
 from ..agents.meter import Meter
 from ..analysis import baseline_results, needs_recheck
+from ..analysis.stability import run_detail
 from ..cases.model import Case, InvalidCase
 from ..report.base import Reporters
 from ..results import CaseResult
@@ -44,20 +45,11 @@ class Recheck:
         passed = any(outcome.status == "passed" for outcome in self.outcomes)
         record: dict[str, Any] = {
             "limit": limit, "runs": len(self.outcomes), "passed": passed,
-            "outcomes": [_outcome(self.after + number, outcome) for number, outcome in enumerate(self.outcomes, 1)]}
+            "outcomes": [run_detail(self.after + number, outcome) for number, outcome in enumerate(self.outcomes, 1)]}
         if self.stopped and not passed:
             record["stopped"] = self.stopped
         self.result.rechecked(record, Usage.total([*(outcome.usage for outcome in self.outcomes), *self.cut]))
         return self.result
-
-
-def _outcome(run: int, outcome: CaseResult) -> dict[str, Any]:
-    detail: dict[str, Any] = {"run": run, "status": outcome.status, "duration_ms": outcome.duration_ms}
-    if outcome.error:
-        detail["error"] = outcome.error
-    if outcome.error_kind:
-        detail["error_kind"] = outcome.error_kind
-    return detail
 
 
 def to_recheck(entries: Sequence[Case | InvalidCase], results: Sequence[CaseResult],
