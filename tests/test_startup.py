@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -25,15 +26,60 @@ print(json.dumps(sorted(sys.modules)))
 """
 
 
-def _heavy_loaded(*args: str) -> list[str]:
-    proc = subprocess.run([sys.executable, "-c", MODULES, *args], capture_output=True, text=True, timeout=60)
+# The same interpreter and prelude without the command: what any Python process has loaded.
+BARE = """
+import json, sys
+print(json.dumps(sorted(sys.modules)))
+"""
+
+
+def _loaded(*args: str, script: str = MODULES) -> set[str]:
+    proc = subprocess.run([sys.executable, "-c", script, *args], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
-    return [m for m in json.loads(proc.stdout.splitlines()[-1]) if m.split(".")[0] in HEAVY]
+    return set(json.loads(proc.stdout.splitlines()[-1]))
+
+
+def _heavy_loaded(*args: str) -> list[str]:
+    return sorted(m for m in _loaded(*args) if m.split(".")[0] in HEAVY)
 
 
 @pytest.mark.parametrize("args", [["--version"], ["-V"], ["--help"], ["validate", "--help"]])
 def test_the_cli_starts_without_the_heavy_libraries(args: list[str]) -> None:
     assert _heavy_loaded(*args) == []
+
+
+@pytest.mark.parametrize("flag", ["--version", "-V"])
+def test_the_version_is_answered_before_anything_else_is_imported(flag: str) -> None:
+    """Issue #27: `agenttest --version` loads the package and its entry point only — not click (~3× the bare
+    interpreter's start), not typing, no other module of ours."""
+    assert _loaded(flag) - _loaded(script=BARE) == {"__future__", "agenttest", "agenttest.cli"}
+
+
+# The click group itself, as the entry point was before it answered `--version` on its own.
+GROUP = """
+import sys
+sys.argv = ["agenttest", *sys.argv[1:]]
+from agenttest.commands import main
+main()
+"""
+
+
+@pytest.mark.parametrize("args", [["--version"], ["-V"], ["--version", "--help"], ["-V", "x"], ["--versio"]])
+@pytest.mark.parametrize("completing", [False, True])
+def test_the_version_reads_as_click_prints_it(args: list[str], completing: bool) -> None:
+    """Byte for byte what click's version option prints, with its exit code — and anything more than the flag alone
+    (or a shell asking click for completions) is click's to answer, as before."""
+    env = {**os.environ, "_AGENTTEST_COMPLETE": "bash_source" if completing else ""}
+    console = str(Path(sys.executable).with_name("agenttest"))
+    ours, clicks = (subprocess.run(argv, capture_output=True, text=True, timeout=60, env=env)
+                    for argv in ([console, *args], [sys.executable, "-c", GROUP, *args]))
+    assert ours.stdout + ours.stderr and (ours.returncode, ours.stdout, ours.stderr) == (
+        clicks.returncode, clicks.stdout, clicks.stderr)
+    if args in (["--version"], ["-V"]) and not completing:
+        module = subprocess.run([sys.executable, "-m", "agenttest", *args], capture_output=True, text=True,
+                                timeout=60, env=env)
+        for run in (ours, module):
+            assert (run.returncode, run.stdout, run.stderr) == (0, "agenttest, version 0.1.0\n", "")
 
 
 def test_a_run_still_loads_what_it_needs() -> None:
