@@ -33,9 +33,14 @@ class Command:
                 pass
             else:
                 raise SystemExit(0)
+        import gc
+
+        # No collection while the command imports and reads (gc_policy.command), from before its first import.
+        enabled = gc.isenabled()
+        gc.disable()
         from .gc_policy import command
 
-        with command():     # from before the group's imports: no collection while the command imports and reads
+        with command(enabled):
             return group()(*args, **kwargs)
 
     def __getattr__(self, name: str) -> Any:

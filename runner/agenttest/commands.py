@@ -7,7 +7,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, get_args
+from typing import TYPE_CHECKING, Any, get_args
 
 import click
 
@@ -16,6 +16,10 @@ from .command_line import EXAMPLES
 from .errors import EXIT_USAGE, AgentTestError, FailOn, UsageError
 from .gc_policy import command
 from .github.log import guarded_log, write_line
+
+if TYPE_CHECKING:
+    from .cases.model import Suite
+    from .project import ProjectConfig
 
 # Only click and these small modules are imported at start-up (`--version` is answered by `cli`, without them):
 # `agenttest --help` must not load aiohttp, pydantic or jsonschema. Each command imports what it needs when it runs.
@@ -155,31 +159,28 @@ def validate(files: tuple[str, ...], input: tuple[str, ...], config: str | None,
 
 
 def _validate(inputs: list[str], config: str | None, simulator: str | None, judge: str | None) -> None:
-    from .agents.pool import AgentPool
+    from dataclasses import replace
+
+    from .agent_paths import undefined_suite_agents
     from .cases import load_suite
     from .cases.loader import no_cases_found
     from .cases.model import InvalidCase
-    from .config import undefined_suite_agents
-    from .engine.plan import checks_for, helper_agents, prepare_generators
+    from .engine.plan import checks_for
     from .hints import plural
     from .project import find_config, load_project
 
     cwd = Path.cwd()
     try:
-        project = load_project(find_config(config, inputs, cwd))
+        # `plain`: what is of the plain shapes is checked without the pydantic models (cases/plain.py,
+        # plain_settings.py), which check the rest and say what is wrong, as `run` does.
+        project = load_project(find_config(config, inputs, cwd), plain=True)
         suite = load_suite(inputs, cwd=cwd, project_dir=project.directory if project.path else None,
-                           checks=checks_for(project, simulator, judge))
+                           checks=replace(checks_for(project, simulator, judge), plain=True))
         undefined = undefined_suite_agents((e.file for e in suite.entries), cwd, project,
                                            project.defaults.get("name"))
         if undefined:
             raise UsageError("; ".join(undefined))
-        # Helpers are built, never called, so their configuration mistakes show here too — those that need
-        # `${VAR}`s that are not set excepted: validating must work without any secret.
-        pool = AgentPool(project)
-        prepare_generators(suite, pool, cwd, build=False)
-        for agent_id in helper_agents(suite.entries):
-            if pool.has_variables(agent_id):
-                pool.helper(agent_id)
+        _build_helpers(project, suite, cwd)
     except AgentTestError as exc:
         write_line(sys.stderr, f"Error: {exc}")
         sys.exit(EXIT_USAGE)
@@ -194,6 +195,23 @@ def _validate(inputs: list[str], config: str | None, simulator: str | None, judg
     if not (suite.entries or suite.generators):     # as `run` says it: an empty suite is no green check
         write_line(sys.stderr, f"Error: {no_cases_found(inputs, suite, cwd)}")
     sys.exit(EXIT_USAGE if invalid or not (suite.entries or suite.generators) else 0)
+
+
+def _build_helpers(project: ProjectConfig, suite: Suite, cwd: Path) -> None:
+    """Build the generators and the helpers the cases ask, never calling them, so that their configuration mistakes
+    show here too — those that need `${VAR}`s that are not set excepted: validating must work without any secret."""
+    from .engine.plan import helper_agents, prepare_generators
+
+    helpers = helper_agents(suite.entries)
+    if not (helpers or suite.generators):       # nothing to build: the agents' code and settings stay unloaded
+        return
+    from .agents.pool import AgentPool
+
+    pool = AgentPool(project)
+    prepare_generators(suite, pool, cwd, build=False)
+    for agent_id in helpers:
+        if pool.has_variables(agent_id):
+            pool.helper(agent_id)
 
 
 @main.command()
