@@ -9,7 +9,8 @@ from typing import Any
 TARGETS = {
     "scenarios": "targets (#10): efficiency ≥ 0.85 at 2000/64, ≥ 0.92 at 400/8, ≥ 0.90 at 10000/64; CPU ≤ 0.3 ms "
                  "a case at 2000/64; peak RSS ≤ 110 MB at 10000",
-    "startup": "targets (#10): agenttest --version ≤ 8×, validate of 1,000 cases ≤ 25× `python -c pass`",
+    "startup": "targets (#27): agenttest --version ≤ 4×, validate of 1,000 cases ≤ 12× `python -c pass` (best of the "
+               "runs; #10: ≤ 8× and ≤ 25×)",
     "dynamic": "target (#10): overhead ≤ 0.5 ms a turn",
     "replay": "target (#10): ≥ 5,000 cases/s at 10,000 cases",
 }
@@ -92,9 +93,13 @@ def print_scenarios(scenarios: list[dict[str, Any]], promptfoo: dict[str, Any] |
 
 
 def print_startup(startup: dict[str, Any]) -> None:
-    _title(f"Start-up: median of {startup['repeat']} runs ({startup['console_script']})")
-    print(table(["command", "median wall ms", "× python -c pass", "median CPU ms", "median peak RSS MB"],
+    _title(f"Start-up: median and best of {startup['repeat']} runs ({startup['console_script']})")
+    # The best is worked out from the runs here too, for a JSON written before it was recorded.
+    best = {name: min(run["wall_s"] for run in row["samples"]) for name, row in startup["commands"].items()}
+    print(table(["command", "median wall ms", "× python -c pass", "best wall ms", "best ×", "median CPU ms",
+                 "median peak RSS MB"],
                 [[f"`{name}`", f"{row['median_wall_s'] * 1000:.1f}", f"{row['ratio_to_bare']:.1f}×",
+                  f"{best[name] * 1000:.1f}", f"{best[name] / best['python -c pass']:.1f}×",
                   f"{row['median_cpu_s'] * 1000:.1f}", f"{row['median_peak_rss_mb']:.1f}"]
                  for name, row in startup["commands"].items()]))
     print(f"\n{TARGETS['startup']}")

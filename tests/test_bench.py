@@ -58,6 +58,9 @@ def test_the_harness_measures_every_section_at_tiny_sizes(tmp_path: Path) -> Non
     commands = data["startup"]["commands"]
     assert len(commands) == 4 and all(len(row["samples"]) == 3 for row in commands.values())
     assert all(row["median_wall_s"] > 0 and row["ratio_to_bare"] > 0 for row in commands.values())
+    assert all(0 < row["best_wall_s"] <= row["median_wall_s"] and row["best_ratio_to_bare"] > 0
+               for row in commands.values())
+    assert commands["python -c pass"]["best_ratio_to_bare"] == 1 and "| best wall ms | best × |" in proc.stdout
     assert "## Scenarios" in proc.stdout and "| 20 / 4 |" in proc.stdout and "promptfoo not measured" in proc.stdout
 
 

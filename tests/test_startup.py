@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -25,10 +26,21 @@ print(json.dumps(sorted(sys.modules)))
 """
 
 
-def _heavy_loaded(*args: str) -> list[str]:
-    proc = subprocess.run([sys.executable, "-c", MODULES, *args], capture_output=True, text=True, timeout=60)
+# The same interpreter and prelude without the command: what any Python process has loaded.
+BARE = """
+import json, sys
+print(json.dumps(sorted(sys.modules)))
+"""
+
+
+def _loaded(*args: str, script: str = MODULES) -> set[str]:
+    proc = subprocess.run([sys.executable, "-c", script, *args], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
-    return [m for m in json.loads(proc.stdout.splitlines()[-1]) if m.split(".")[0] in HEAVY]
+    return set(json.loads(proc.stdout.splitlines()[-1]))
+
+
+def _heavy_loaded(*args: str) -> list[str]:
+    return sorted(m for m in _loaded(*args) if m.split(".")[0] in HEAVY)
 
 
 @pytest.mark.parametrize("args", [["--version"], ["-V"], ["--help"], ["validate", "--help"]])
@@ -36,26 +48,91 @@ def test_the_cli_starts_without_the_heavy_libraries(args: list[str]) -> None:
     assert _heavy_loaded(*args) == []
 
 
+@pytest.mark.parametrize("flag", ["--version", "-V"])
+def test_the_version_is_answered_before_anything_else_is_imported(flag: str) -> None:
+    """Issue #27: `agenttest --version` loads the package and its entry point only — not click (~3× the bare
+    interpreter's start), not typing, no other module of ours."""
+    assert _loaded(flag) - _loaded(script=BARE) == {"__future__", "agenttest", "agenttest.cli"}
+
+
+# The click group itself, as the entry point was before it answered `--version` on its own.
+GROUP = """
+import sys
+sys.argv = ["agenttest", *sys.argv[1:]]
+from agenttest.commands import main
+main()
+"""
+
+
+@pytest.mark.parametrize("args", [["--version"], ["-V"], ["--version", "--help"], ["-V", "x"], ["--versio"]])
+@pytest.mark.parametrize("completing", [False, True])
+def test_the_version_reads_as_click_prints_it(args: list[str], completing: bool) -> None:
+    """Byte for byte what click's version option prints, with its exit code — and anything more than the flag alone
+    (or a shell asking click for completions) is click's to answer, as before."""
+    env = {**os.environ, "_AGENTTEST_COMPLETE": "bash_source" if completing else ""}
+    console = str(Path(sys.executable).with_name("agenttest"))
+    ours, clicks = (subprocess.run(argv, capture_output=True, text=True, timeout=60, env=env)
+                    for argv in ([console, *args], [sys.executable, "-c", GROUP, *args]))
+    assert ours.stdout + ours.stderr and (ours.returncode, ours.stdout, ours.stderr) == (
+        clicks.returncode, clicks.stdout, clicks.stderr)
+    if args in (["--version"], ["-V"]) and not completing:
+        module = subprocess.run([sys.executable, "-m", "agenttest", *args], capture_output=True, text=True,
+                                timeout=60, env=env)
+        for run in (ours, module):
+            assert (run.returncode, run.stdout, run.stderr) == (0, "agenttest, version 0.1.0\n", "")
+
+
 def test_a_run_still_loads_what_it_needs() -> None:
     assert "pydantic" in _heavy_loaded("schema")
 
 
-def test_validate_loads_no_http_client_no_schema_library_and_no_reporter(tmp_path) -> None:
-    """Checking a suite needs the case models and the config, not the providers' code or the artifacts' writers:
-    the openai agent's settings are read without aiohttp, a `contains` assertion without jsonschema."""
-    (tmp_path / "agenttest.yaml").write_text(
-        "agents:\n  bot:\n    provider: openai\n    base_url: http://127.0.0.1:9/v1\n    model: m\n"
-        "    api_key: ${BENCH_KEY}\n")
-    (tmp_path / "s.jsonl").write_text('{"id": "a", "input": "hi", "assert": {"type": "contains", "value": "x"}}\n')
-    proc = subprocess.run([sys.executable, "-c", MODULES, "validate", "-i", "s.jsonl"], cwd=tmp_path,
+PLAIN_CONFIG = ("version: 1\ndefaults:\n  name: bot\n  timeout: 30s\nagents:\n  bot:\n    provider: openai\n"
+                "    base_url: http://127.0.0.1:9/v1\n    model: m\n    api_key: ${BENCH_KEY}\n")
+PLAIN_CASE = ('{"id": "a", "input": "hi", "assert": [{"type": "contains", "value": "x"}, '
+              '{"type": "regex", "value": "^h"}]}')
+
+
+def _validate_loaded(project: Path, suite: str) -> tuple[set[str], str]:
+    (project / "s.jsonl").write_text(suite + "\n")
+    proc = subprocess.run([sys.executable, "-c", MODULES, "validate", "-i", "s.jsonl"], cwd=project,
                           capture_output=True, text=True, timeout=60)
-    assert "1 valid, 0 invalid" in proc.stdout, proc.stdout + proc.stderr
-    loaded = set(json.loads(proc.stdout.splitlines()[-1]))
-    assert "pydantic" in loaded and "agenttest.cases.loader" in loaded  # it did check the suite
-    unwanted = {"aiohttp", "jsonschema", "jsonpath_ng", "json_repair", "agenttest.agents.openai",
-                "agenttest.agents.exec", "agenttest.agents.replay", "agenttest.engine.run",
-                "agenttest.report.reporters", "agenttest.report.junit"}
+    *said, loaded = proc.stdout.splitlines()
+    return set(json.loads(loaded)), "\n".join(said) + proc.stderr
+
+
+def test_validate_loads_no_http_client_no_schema_library_and_no_reporter(tmp_path) -> None:
+    """Checking a suite needs the suite's and the config's code, not the providers' code or the artifacts'
+    writers: the openai agent's settings are read without aiohttp, a `contains` assertion without jsonschema — and,
+    both of the plain shapes, without pydantic (issue #27: its import alone takes ~6× the bare interpreter's
+    start). Of the libraries, only click and PyYAML load."""
+    (tmp_path / "agenttest.yaml").write_text(PLAIN_CONFIG)
+    loaded, said = _validate_loaded(tmp_path, PLAIN_CASE)
+    assert said == "1 valid, 0 invalid in 1 file"
+    assert "agenttest.cases.loader" in loaded and "agenttest.cases.plain" in loaded  # it did check the suite
+    bare = _loaded(script=BARE)
+    libraries = {name.split(".")[0] for name in loaded - bare} - set(sys.stdlib_module_names)
+    # (PyYAML's libyaml binding brings the Cython runtime's own modules.)
+    assert {name for name in libraries if not name.startswith(("_cython_", "cython_"))} == {
+        "agenttest", "click", "yaml"}
+    unwanted = {"pydantic", "pydantic_core", "annotated_types", "typing_extensions", "aiohttp", "jsonschema",
+                "jsonpath_ng", "json_repair", "orjson", "agenttest.cases.schema", "agenttest.agents.settings",
+                "agenttest.options", "agenttest.assertions.option_models", "agenttest.agents.pool",
+                "agenttest.agents.openai", "agenttest.agents.exec", "agenttest.agents.replay",
+                "agenttest.engine.run", "agenttest.config", "agenttest.report.reporters", "agenttest.report.junit",
+                "hashlib", "tempfile", "importlib.resources", "importlib.metadata"}
     assert sorted(unwanted & loaded) == []
+
+
+@pytest.mark.parametrize(("config", "suite"), [
+    (PLAIN_CONFIG, '{"id": "a", "input": "hi", "assert": {"type": "contains", "value": "x", "options": '
+                   '{"ignore_case": true}}}'),                                       # an assertion's options
+    (PLAIN_CONFIG, '{"id": "a", "input": "hi", "asert": "x"}'),                     # a mistake in the suite
+    (PLAIN_CONFIG.replace("timeout: 30s", "timeout: 30"), PLAIN_CASE),              # a mistake in the config
+])
+def test_what_is_not_of_the_plain_shapes_is_checked_by_the_models(tmp_path, config: str, suite: str) -> None:
+    (tmp_path / "agenttest.yaml").write_text(config)
+    loaded, _ = _validate_loaded(tmp_path, suite)
+    assert "pydantic" in loaded
 
 
 NETWORK = """

@@ -8,12 +8,12 @@ imported on first use, so `import agenttest` stays cheap (the CLI and the pytest
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
-
 __version__ = "0.1.0"
 
+TYPE_CHECKING = False       # not typing's: `agenttest --version` imports nothing it does not need (issue #27)
 if TYPE_CHECKING:
+    from typing import Any
+
     from .agents.base import ToolCall, ToolExecution
     from .api import Agent, Config, Response, ajudge, get_agent, judge, load_config
     from .assertions.base import Verdict
@@ -101,6 +101,8 @@ def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'agenttest' has no attribute {name!r}")
+    import importlib
+
     value = getattr(importlib.import_module(f".{module}", __name__), name)
     globals()[name] = value
     return value

@@ -25,11 +25,11 @@ _paused = [False]           # whether `command` turned collection off (and nothi
 
 
 @contextmanager
-def command() -> Iterator[None]:
+def command(enabled: bool | None = None) -> Iterator[None]:
     """A CLI command, in the process it owns: no collection while it imports and reads, until a run starts its
     cases (`owned_by_run` turns collection back on) or the command ends. A collector the caller turned off stays
-    off."""
-    if not gc.isenabled():
+    off. `enabled`: whether it was on before the caller paused it itself (`cli`, from before this module loads)."""
+    if not (gc.isenabled() if enabled is None else enabled):
         yield
         return
     gc.disable()

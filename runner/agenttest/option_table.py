@@ -8,13 +8,12 @@ docs/github-actions.md list it too.
 """
 
 # No `from __future__ import annotations`: pydantic reads these annotations from RunOptions, in another module,
-# where the names they use (Flag, Ge, …) are unknown, so they must be objects, not strings.
+# where the names they use (Flag, Limit, …) are unknown, so they must be objects, not strings.
 
 import types
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal, Union, get_args, get_origin, get_type_hints
-
-from annotated_types import Ge, Gt, Le, Lt
 
 from .artifacts import ARTIFACT_FILES
 from .errors import FailOn
@@ -22,6 +21,32 @@ from .errors import FailOn
 Color = Literal["auto", "always", "never"]
 MissingInput = Literal["skip", "fail", "ignore"]
 CommentMode = Literal["auto", "always", "failures", "off"]
+
+
+class Limit:
+    """The bounds of a numeric option (`Limit(ge=1)`, `Limit(gt=0, le=100)`). Pydantic reads them as annotated_types'
+    `Gt`, `Ge`, `Lt` and `Le` (a `GroupedMetadata`), made only then: importing annotated_types takes ~0.7× the
+    bare interpreter's start, and `agenttest validate` reads this table without pydantic (issue #27)."""
+
+    __slots__ = ("ge", "gt", "le", "lt")
+    __is_annotated_types_grouped_metadata__ = True
+
+    def __init__(self, *, gt: float | None = None, ge: float | None = None, lt: float | None = None,
+                 le: float | None = None) -> None:
+        self.gt, self.ge, self.lt, self.le = gt, ge, lt, le
+
+    def __iter__(self) -> Iterator[Any]:
+        import annotated_types
+
+        for name in ("gt", "ge", "lt", "le"):
+            bound = getattr(self, name)
+            if bound is not None:
+                yield getattr(annotated_types, name.capitalize())(bound)
+
+    def __repr__(self) -> str:
+        bounds = ", ".join(f"{name}={getattr(self, name)!r}" for name in ("gt", "ge", "lt", "le")
+                           if getattr(self, name) is not None)
+        return f"Limit({bounds})"
 
 
 @dataclass(frozen=True)
@@ -89,12 +114,13 @@ class OptionTable:
     after: Annotated[str | None, Flag("Global AfterAll hook, module.Function.", input="after")] = None
     timeout: Annotated[str, Flag("Per-case timeout, Go-style (300ms, 30s, 1m30s) [{default}].",
                                  input="timeout")] = "2m"
-    parallel: Annotated[int, Ge(1), Flag("Concurrent cases [{default}].", input="parallel")] = 4
+    parallel: Annotated[int, Limit(ge=1), Flag("Concurrent cases [{default}].", input="parallel")] = 4
     runs: Annotated[int | str, Flag("Run each case N times: stability, pass@k and pass^k; auto[:MAX]: 3 "
                                     "runs, more while they disagree, up to MAX (10) [{default}].",
                                     metavar="N|auto[:MAX]", input="runs")] = 1
-    min_pass_rate: Annotated[float, Gt(0), Le(100), Flag("With --runs: a case passes at P percent [{default}].",
-                                                         metavar="P", input="min-pass-rate")] = 100.0
+    min_pass_rate: Annotated[float, Limit(gt=0, le=100),
+                             Flag("With --runs: a case passes at P percent [{default}].", metavar="P",
+                                  input="min-pass-rate")] = 100.0
     run: Annotated[str | None, Flag("Only cases whose id matches (unanchored), or tag:NAME.", metavar="REGEX",
                                     input="filter")] = None
     shard: Annotated[str | None, Flag("Run only shard K of N (deterministic, balanced); see merge.", metavar="K/N",
@@ -104,11 +130,13 @@ class OptionTable:
     baseline: Annotated[str | None, Flag("Compare with an earlier report.json: regressions, fixes, new; auto: the "
                                          "base branch's last report, fetched from GitHub.", metavar="REPORT|auto",
                                          input="baseline")] = None
-    recheck: Annotated[int, Ge(0), Flag("With --baseline: a case that passed then and not now runs up to N more times "
-                                        "and is a regression only if it fails them all; 0: never [{default}].",
-                                        metavar="N", input="recheck")] = 2
-    alpha: Annotated[float, Gt(0), Lt(1), Flag("With --baseline and several runs a side: the significance level of "
-                                               "the regression test [{default}].", metavar="P")] = 0.05
+    recheck: Annotated[int, Limit(ge=0),
+                       Flag("With --baseline: a case that passed then and not now runs up to N more times and is a "
+                            "regression only if it fails them all; 0: never [{default}].", metavar="N",
+                            input="recheck")] = 2
+    alpha: Annotated[float, Limit(gt=0, lt=1),
+                     Flag("With --baseline and several runs a side: the significance level of the regression test "
+                          "[{default}].", metavar="P")] = 0.05
     baseline_artifact: Annotated[str, Flag("The artifact --baseline auto takes report.json from [{default}].",
                                            command=False, input="baseline-artifact")] = "agenttest-results"
     # None: off on the command line, auto in the Action (launch.Launch.comment_default)
@@ -117,7 +145,7 @@ class OptionTable:
                                                 input="comment")] = None
     comment_key: Annotated[str, Flag("Several suites, several comments: each key keeps its own [{default}].",
                                      metavar="KEY", input="comment-key")] = "default"
-    retries: Annotated[int, Ge(0),
+    retries: Annotated[int, Limit(ge=0),
                        Flag("Retries of one agent call on connection errors, 429 and 5xx [{default}].")] = 2
     # None: the user's cache directory (agents.cache.default_cache_directory)
     cache: Annotated[str | None, Flag("Cache of judge, simulator and generator replies "
@@ -127,15 +155,15 @@ class OptionTable:
                                        metavar="DIR", path="directory", input="record")] = None
     replay: Annotated[str | None, Flag("Answer every agent call from the cassettes in DIR; no network.",
                                        metavar="DIR", input="replay")] = None
-    max_cost: Annotated[float | None, Ge(0), Flag("Run budget in USD (prices per connector or agent).",
-                                                  metavar="USD", input="max-cost")] = None
-    max_tokens: Annotated[int | None, Ge(0), Flag("Run budget in tokens, over every role.", metavar="N",
-                                                  input="max-tokens")] = None
+    max_cost: Annotated[float | None, Limit(ge=0), Flag("Run budget in USD (prices per connector or agent).",
+                                                        metavar="USD", input="max-cost")] = None
+    max_tokens: Annotated[int | None, Limit(ge=0), Flag("Run budget in tokens, over every role.", metavar="N",
+                                                        input="max-tokens")] = None
     annotations: Annotated[bool | None, Flag("Emit ::error annotations at the failing JSONL lines "
                                              "[on in GitHub Actions].", ("--annotations/--no-annotations",),
                                              input="annotations")] = None
-    max_annotations: Annotated[int, Ge(0), Flag("At most this many annotations; the last says how many more "
-                                                "[{default}].", input="max-annotations")] = 10
+    max_annotations: Annotated[int, Limit(ge=0), Flag("At most this many annotations; the last says how many more "
+                                                      "[{default}].", input="max-annotations")] = 10
     fail_on: Annotated[FailOn, Flag("Exit 1 on any failure, only on regressions against --baseline, or never "
                                     "[{default}].", input="fail-on")] = "failure"
     color: Annotated[Color, Flag("Colour the console: auto = on a terminal and in GitHub Actions, unless NO_COLOR "
@@ -149,6 +177,9 @@ class OptionTable:
     skip_interactive: Annotated[bool, Flag("Skip cases marked interactive.enabled when there is no "
                                            "terminal.")] = False
 
+
+# Every run option's name, in the table's order (`options.RunOptions.model_fields`, read without pydantic).
+OPTION_NAMES = tuple(OptionTable.__annotations__)
 
 # The flags of `run` that are not run options: the suites, and the config file whose `defaults:` they override.
 COMMAND_FLAGS = (

@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from .durations import parse_duration, parse_timeout
 from .errors import UsageError
+from .option_table import OPTION_NAMES as OPTION_NAMES  # the names, read without pydantic
 from .option_table import OptionTable
 from .run_count import parse_runs
 from .validation import field_errors
@@ -85,9 +86,6 @@ class RunOptions(OptionTable, BaseModel):
     @property
     def timeout_seconds(self) -> float:
         return parse_duration(self.timeout)
-
-
-OPTION_NAMES = tuple(RunOptions.model_fields)
 
 
 def shard_of(value: str) -> tuple[int, int]:

@@ -4,36 +4,32 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, NamedTuple, get_args
+from typing import TYPE_CHECKING, Any, NamedTuple, get_args
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .agents import registry
-from .agents.builtin import BuiltinSettings
 from .agents.credentials import CREDENTIAL_NAME
 from .agents.urls import credential_spans, register_part
 from .cases.sources import existing_path
 from .errors import ConfigError, Where
 from .hints import closest, did_you_mean
-from .options import OPTION_NAMES, check_options
+from .option_table import OPTION_NAMES
+from .plain_settings import plain_config
 from .secrets import register_secret
 from .validation import config_errors
+
+if TYPE_CHECKING:       # the settings models (pydantic) are imported when a config is checked by them
+    from pydantic import BaseModel
+
+    from .agents.settings import BuiltinSettings, ConfigFile, ConnectorSettings, ProviderSettings
 
 CONFIG_NAMES = ("agenttest.yaml", "agenttest.yml")
 NO_CONFIG = "no agenttest.yaml found (looked upward from the working directory and the first input)"
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
-
-
-class ConfigFile(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    version: Literal[1] = 1
-    defaults: dict[str, Any] = Field(default_factory=dict)
-    connectors: dict[str, registry.ConnectorSettings] = Field(default_factory=dict)
-    agents: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
 
 class SecretSetting(NamedTuple):
@@ -45,14 +41,58 @@ class SecretSetting(NamedTuple):
     value: str
 
 
+class Settings(Mapping[str, Any]):
+    """The agents or the connectors of agenttest.yaml by id, each as its settings model reads its entry. The
+    config was checked whole when it loaded; an entry that the plain check (plain_settings.py) let through is read
+    by its model when first used, so checking a suite (`agenttest validate`) builds none. `entry` gives one as
+    written, `${VAR}`s expanded."""
+
+    def __init__(self, entries: Mapping[str, dict[str, Any]], model: Callable[[dict[str, Any]], type[BaseModel]],
+                 read: Mapping[str, Any] | None = None, *, where: str = "", prefix: str = "") -> None:
+        self._entries = dict(entries)
+        self._model = model
+        self._read = dict(read or {})
+        self._where, self._prefix = where, prefix
+
+    def entry(self, key: str) -> dict[str, Any]:
+        return self._entries[key]
+
+    def __getitem__(self, key: str) -> Any:
+        if key not in self._read:
+            entry = self._entries[key]
+            self._read[key] = _settings(self._model(entry), entry, f"{self._prefix}.{key}", self._where)
+        return self._read[key]
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._entries
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._entries)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __repr__(self) -> str:
+        return f"Settings({list(self._entries)!r})"
+
+
+def _settings(model: type[BaseModel], entry: dict[str, Any], prefix: str, where: str) -> Any:
+    from pydantic import ValidationError
+
+    try:
+        return model.model_validate(entry)
+    except ValidationError as exc:      # what load_project would have said (the plain check let it through)
+        raise ConfigError(problems_message(config_errors(exc, model, prefix)), Where(where)) from None
+
+
 @dataclass
 class ProjectConfig:
     """A loaded, validated agenttest.yaml (or the empty one when there is none)."""
 
     path: Path | None
     defaults: dict[str, Any] = field(default_factory=dict)
-    connectors: dict[str, registry.ConnectorSettings] = field(default_factory=dict)
-    agents: dict[str, registry.ProviderSettings | BuiltinSettings] = field(default_factory=dict)
+    connectors: Mapping[str, ConnectorSettings] = field(default_factory=dict)
+    agents: Mapping[str, ProviderSettings | BuiltinSettings] = field(default_factory=dict)
     missing: dict[str, str] = field(default_factory=dict)   # key path → environment variable that is not set
     # key path → every value that holds a secret variable, as written and as expanded (`SecretSetting`)
     secret_settings: dict[str, SecretSetting] = field(default_factory=dict)
@@ -64,6 +104,17 @@ class ProjectConfig:
     @property
     def display_path(self) -> str:
         return str(self.path) if self.path else "agenttest.yaml"
+
+    def role(self, agent_id: str) -> str | None:
+        """The built-in role of an agent (`builtin:` validator, simulator or generator), None for any other: read
+        from its entry, so that checking a suite builds no settings."""
+        agents = self.agents
+        if isinstance(agents, Settings):
+            return agents.entry(agent_id).get("builtin")
+        from .agents.settings import BuiltinSettings
+
+        settings = agents[agent_id]
+        return settings.builtin if isinstance(settings, BuiltinSettings) else None
 
     def missing_variables(self, agent_id: str, uses_connectors: bool) -> list[tuple[str, str]]:
         """(key path, variable) of every variable the agent `agent_id` needs that is not set: in its own entry,
@@ -109,9 +160,10 @@ def find_config(explicit: str | None, inputs: list[str], cwd: Path) -> Path | No
     return None
 
 
-def load_project(path: Path | None) -> ProjectConfig:
+def load_project(path: Path | None, *, plain: bool = False) -> ProjectConfig:
     """Read, expand and validate agenttest.yaml. Every problem of the file is reported at once, in one ConfigError
-    naming the file and, for each problem, its key path."""
+    naming the file and, for each problem, its key path. With `plain` (`agenttest validate`), a config of the plain
+    shapes is checked without its models, which read each setting when it is first used (`Settings`)."""
     if path is None:
         return ProjectConfig(path=None)
     where = str(path)
@@ -131,13 +183,40 @@ def load_project(path: Path | None) -> ProjectConfig:
     problems: list[str] = []
     secret_settings: dict[str, SecretSetting] = {}
     expanded = _expand(raw, where, (), missing, problems, secret_settings)
+    if plain and not problems and plain_config(expanded):
+        connectors, agents = _unread(expanded, where)
+    else:
+        connectors, agents = _checked(expanded, problems, where)
+    # The keys are normalised as `_check_defaults` does (`output-dir` → `output_dir`); each is a known option.
+    defaults = {str(key).replace("-", "_"): value for key, value in _mapping(expanded.get("defaults")).items()}
+    return ProjectConfig(path=path, defaults=defaults, connectors=connectors, agents=agents, missing=missing,
+                         secret_settings=secret_settings)
+
+
+def _unread(expanded: dict[str, Any], where: str) -> tuple[Settings, Settings]:
+    """The connectors and agents of a config of the plain shapes, each read by its model when first used."""
+    connectors = _mapping(expanded.get("connectors"))
+    for entry in connectors.values():
+        if entry.get("api_key"):
+            register_secret(entry["api_key"])
+    return (Settings(connectors, _connector_model, where=where, prefix="connectors"),
+            Settings(_mapping(expanded.get("agents")), _agent_model, where=where, prefix="agents"))
+
+
+def _checked(expanded: dict[str, Any], problems: list[str], where: str) -> tuple[Settings, Settings]:
+    """The connectors and agents of a config, read by their models; ConfigError naming every problem of the file
+    (`problems`, and those the models find). Each part is checked on its own, so that one mistake does not hide the
+    others."""
+    from pydantic import ValidationError
+
+    from .agents.settings import ConfigFile
+
     parsed: ConfigFile | None = None
     try:
         parsed = ConfigFile.model_validate(expanded)
     except ValidationError as exc:
         problems += config_errors(exc, ConfigFile)
-    # Each part is checked on its own, so that one mistake does not hide the others.
-    defaults = _check_defaults(_mapping(expanded.get("defaults")), problems)
+    _check_defaults(_mapping(expanded.get("defaults")), problems)
     agents = {}
     for agent_id, entry in _mapping(expanded.get("agents")).items():
         if isinstance(entry, dict) and (settings := _agent_settings(str(agent_id), entry, problems)) is not None:
@@ -148,8 +227,24 @@ def load_project(path: Path | None) -> ProjectConfig:
     for connector in parsed.connectors.values():
         if connector.api_key:
             register_secret(connector.api_key)
-    return ProjectConfig(path=path, defaults=defaults, connectors=parsed.connectors, agents=agents, missing=missing,
-                         secret_settings=secret_settings)
+    entries = {str(agent_id): entry for agent_id, entry in _mapping(expanded.get("agents")).items()}
+    return (Settings(_mapping(expanded.get("connectors")), _connector_model, parsed.connectors),
+            Settings(entries, _agent_model, agents))
+
+
+def _connector_model(entry: dict[str, Any]) -> type[BaseModel]:
+    from .agents.settings import ConnectorSettings
+
+    return ConnectorSettings
+
+
+def _agent_model(entry: dict[str, Any]) -> type[BaseModel]:
+    """The settings model of an agent's entry (its provider known: the config was checked)."""
+    if "builtin" in entry:
+        from .agents.settings import BuiltinSettings
+
+        return BuiltinSettings
+    return registry.PROVIDERS[entry["provider"]].settings
 
 
 def problems_message(problems: list[str]) -> str:
@@ -170,6 +265,8 @@ def _check_defaults(defaults: dict[str, Any], problems: list[str]) -> dict[str, 
     unknown = [key for key in normal if key not in OPTION_NAMES]
     problems += [f"defaults.{key}: unknown run option{did_you_mean(key, OPTION_NAMES)}" for key in unknown]
     known = {key: value for key, value in normal.items() if key in OPTION_NAMES}
+    from .options import check_options
+
     problems += [f"defaults.{option}: {message}" for option, message in check_options(known)]
     return known
 
@@ -237,8 +334,12 @@ def _variable(match: re.Match[str], keys: tuple[str, ...], missing: dict[str, st
 
 
 def _agent_settings(agent_id: str, entry: dict[str, Any],
-                    problems: list[str]) -> registry.ProviderSettings | BuiltinSettings | None:
+                    problems: list[str]) -> ProviderSettings | BuiltinSettings | None:
     """The settings of one agent, or None with what is wrong added to `problems`."""
+    from pydantic import ValidationError
+
+    from .agents.settings import BuiltinSettings
+
     prefix = f"agents.{agent_id}"
     providers = sorted(registry.PROVIDERS)
     if "builtin" not in entry and "provider" not in entry:
@@ -273,6 +374,8 @@ def _kind_misspelt(prefix: str, entry: dict[str, Any], problems: list[str]) -> d
     `provder: http` is `agents.X.provder: unknown key (did you mean 'provider'?)`, as any other misspelt key, and
     the rest of the entry is checked as that provider's. The entry as it is when no key is such a near miss (it
     then needs one of them); None when one is, and the entry cannot be read without it."""
+    from .agents.settings import BuiltinSettings
+
     known = {info.alias or name for model in (BuiltinSettings, *(p.settings for p in registry.PROVIDERS.values()))
              for name, info in model.model_fields.items()}
     meant = {key: closest(str(key), _KINDS) for key in entry if str(key) not in known}

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import sys
 from collections.abc import Callable, Iterable
@@ -11,7 +10,6 @@ from types import ModuleType
 from typing import Any
 
 from .errors import HookError, UnsafeReference
-from .user_errors import describe
 from .workspace import UnsafePath, checked_file
 
 _MODULES: dict[Path, ModuleType] = {}
@@ -89,6 +87,8 @@ def _load(path: Path) -> ModuleType:
     module = _MODULES.get(path)
     if module is not None:
         return module
+    import hashlib  # here: only loading a user's file needs it (issue #27)
+
     name = f"agenttest_user_{path.stem}_{hashlib.sha1(str(path).encode()).hexdigest()[:8]}"
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
@@ -101,6 +101,8 @@ def _load(path: Path) -> ModuleType:
         spec.loader.exec_module(module)
     except (Exception, SystemExit) as exc:   # a file that runs argparse or sys.exit on import is a bad reference
         sys.modules.pop(name, None)
+        from .user_errors import describe
+
         raise HookError(f"loading {path} failed: {describe(exc)}") from exc
     finally:
         sys.path.remove(str(path.parent))

@@ -12,12 +12,13 @@ import types
 import typing
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
-
-from pydantic import BaseModel, ValidationError
+from typing import TYPE_CHECKING, Any, Literal
 
 from .assertions.base import json_type
 from .hints import closest, did_you_mean
+
+if TYPE_CHECKING:       # a ValidationError comes with pydantic already loaded; checking a plain suite loads none
+    from pydantic import BaseModel, ValidationError
 
 Location = tuple[int | str, ...]
 
@@ -149,6 +150,8 @@ def _keys_at(model: type[BaseModel], loc: Location) -> list[str]:
 def _model_at(annotation: Any, loc: Location) -> type[BaseModel] | None:
     """The model validating the value at `loc` in a value of type `annotation`, through `X | None`, list and dict
     fields; None when that value is not a model (or `loc` leads nowhere)."""
+    from pydantic import BaseModel
+
     origin = typing.get_origin(annotation)
     if origin is typing.Annotated:
         return _model_at(typing.get_args(annotation)[0], loc)

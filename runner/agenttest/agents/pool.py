@@ -7,7 +7,6 @@ Agents are built before any case runs, so a configuration mistake exits 2 and ev
 
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
@@ -17,13 +16,14 @@ from ..hints import did_you_mean
 from ..project import NO_CONFIG, ProjectConfig
 from . import builtin, registry
 from .base import Agent
-from .builtin import BuiltinSettings
+from .builtin import is_builtin
 from .openai_files import read_system, read_tools
 from .recorded_config import recorded_config
 
 if TYPE_CHECKING:  # the wrappers are imported when a run records, replays or meters (`validate` needs none)
     from .meter import Meter
     from .replay import Cassettes
+    from .settings import BuiltinSettings
 
 # The settings that never count towards an agent's identity (they are secrets, not behaviour).
 _SECRET_FIELDS = {"api_key", "headers", "env"}
@@ -53,11 +53,11 @@ class AgentPool:
             raise ConfigError(f"{NO_CONFIG}; create one that defines the agent under test: `agenttest init` "
                               "writes one")
         if not agent_id:
-            targets = [name for name, settings in project.agents.items() if not isinstance(settings, BuiltinSettings)]
+            targets = [name for name, settings in project.agents.items() if not is_builtin(settings)]
             raise UsageError(f"no target agent: pass -n/--name or set defaults.name in {project.display_path} "
                              f"(agents: {', '.join(targets) or 'none'})")
         settings = self._settings(agent_id)
-        if isinstance(settings, BuiltinSettings):
+        if is_builtin(settings):
             raise ConfigError(f"agent {agent_id!r} is a builtin {settings.builtin} helper, not an agent to test")
         return self._build(agent_id, settings, connector_override=self._connector_override)
 
@@ -91,7 +91,7 @@ class AgentPool:
         `provider: openai` or `http`), whose behaviour the fingerprint captures. Never a `python` or `exec` helper:
         its code can change without any setting changing, and running it again costs nothing."""
         settings = self._settings(agent_id)
-        return isinstance(settings, BuiltinSettings) or settings.provider in ("openai", "http")
+        return is_builtin(settings) or settings.provider in ("openai", "http")
 
     def fingerprint(self, agent_id: str) -> str:
         """A digest of what makes an agent answer the way it does (model, endpoint, parameters, prompt, tools;
@@ -101,6 +101,8 @@ class AgentPool:
         settings = self._settings(agent_id)
         described: Any = identity() if callable(identity) else settings.model_dump(exclude=_SECRET_FIELDS)
         text = json.dumps({"id": agent_id, "agent": described}, sort_keys=True, default=str)
+        import hashlib  # here: checking a suite (`validate`) needs none of it
+
         return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
     def credentials(self, agent_id: str, connector: str | None = None) -> list[str]:
@@ -142,7 +144,7 @@ class AgentPool:
         definitions — read from the config as a replay reads it too; None for an agent that is no model."""
         directory = self.project.directory
         try:
-            if isinstance(settings, BuiltinSettings):
+            if is_builtin(settings):
                 return builtin.prompt_text(agent_id, settings, directory)
             if settings.provider != "openai":
                 return None
@@ -162,7 +164,7 @@ class AgentPool:
             return None
         found = self.project.connectors.get(connector or own or "")
         params = dict(found.params) if found is not None else {}
-        if not connector or connector == own or isinstance(settings, BuiltinSettings):
+        if not connector or connector == own or is_builtin(settings):
             params.update(settings.params)
         for name in ("max_completion_tokens", "max_tokens"):
             if params.get(name) is not None:
@@ -185,7 +187,7 @@ class AgentPool:
                                                retries=self._retries, connectors=self.project.connectors,
                                                connector_override=connector_override)
             try:
-                if isinstance(settings, BuiltinSettings):
+                if is_builtin(settings):
                     agent = builtin.create(agent_id, settings, context)
                 else:
                     agent = registry.PROVIDERS[settings.provider].create(agent_id, settings, context)

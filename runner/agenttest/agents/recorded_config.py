@@ -30,7 +30,7 @@ from ..github.log import write_line
 from ..project import ProjectConfig
 from ..secrets import redact
 from ..workspace import repository_root
-from .builtin import BuiltinSettings, default_prompt
+from .builtin import default_prompt, is_builtin
 
 _LEFT_OUT = {"api_key", "headers", "env", "base_url", "url", "cwd", "price", "description", "input_tools"}
 _CONNECTOR_FIELDS = {"type", "model", "params"}
@@ -56,7 +56,7 @@ def recorded_config(project: ProjectConfig, agent_id: str) -> RecordedConfig:
         name = described["connector"]
         described["connector"] = {"name": name, **_as_written(
             connector.model_dump(mode="json", include=_CONNECTOR_FIELDS), f"connectors.{name}", templates)}
-    if isinstance(settings, BuiltinSettings):
+    if is_builtin(settings):
         prompt = _file_digest(config_dir, settings.prompt) if settings.prompt else _digest(
             default_prompt(settings.builtin).encode("utf-8"))
         described["prompt"] = prompt

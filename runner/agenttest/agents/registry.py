@@ -1,8 +1,8 @@
 """Providers by name: each declares the settings it accepts in agenttest.yaml and builds an Agent from them.
 
 The built-in providers are a table of names, settings and the module that builds their agents: the module (and the
-HTTP client or subprocess code it needs) is imported only when an agent of that provider is built, so reading a
-config stays cheap.
+HTTP client or subprocess code it needs) is imported only when an agent of that provider is built, and the settings
+models (pydantic) when a config is checked by them, so reading a config stays cheap.
 """
 
 from __future__ import annotations
@@ -11,18 +11,12 @@ import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .base import Agent
-from .settings import (
-    ConnectorSettings,
-    ExecSettings,
-    HttpSettings,
-    OpenAISettings,
-    Price,
-    ProviderSettings,
-    PythonSettings,
-)
+
+if TYPE_CHECKING:
+    from .settings import ConnectorSettings, Price, ProviderSettings
 
 __all__ = ["PROVIDERS", "ConnectorSettings", "Price", "Provider", "ProviderContext", "ProviderSettings",
            "register_provider"]
@@ -42,27 +36,40 @@ class ProviderContext:
 Factory = Callable[[str, Any, ProviderContext], Agent]
 
 
-@dataclass
 class Provider:
-    """A provider: its name in agenttest.yaml, the settings it accepts, and its factory — a function, or the
-    `module:function` that holds it (imported on first use)."""
+    """A provider: its name in agenttest.yaml, the settings it accepts and its factory — each a class or function,
+    or the `module:name` that holds it (imported on first use)."""
 
-    name: str
-    settings: type[ProviderSettings]
-    factory: Factory | str
+    def __init__(self, name: str, settings: type[ProviderSettings] | str, factory: Factory | str) -> None:
+        self.name = name
+        self._settings = settings
+        self.factory = factory
+
+    @property
+    def settings(self) -> type[ProviderSettings]:
+        if isinstance(self._settings, str):
+            self._settings = _imported(self._settings)
+        return self._settings
 
     def create(self, agent_id: str, settings: Any, ctx: ProviderContext) -> Agent:
         if isinstance(self.factory, str):
-            module, _, function = self.factory.partition(":")
-            self.factory = getattr(importlib.import_module(module, __package__), function)
+            self.factory = _imported(self.factory)
         return self.factory(agent_id, settings, ctx)
+
+    def __repr__(self) -> str:
+        return f"Provider(name={self.name!r}, settings={self._settings!r}, factory={self.factory!r})"
+
+
+def _imported(reference: str) -> Any:
+    module, _, name = reference.partition(":")
+    return getattr(importlib.import_module(module, __package__), name)
 
 
 PROVIDERS: dict[str, Provider] = {
-    "exec": Provider("exec", ExecSettings, ".exec:create"),
-    "http": Provider("http", HttpSettings, ".http:create"),
-    "openai": Provider("openai", OpenAISettings, ".openai:create"),
-    "python": Provider("python", PythonSettings, ".python:create"),
+    "exec": Provider("exec", ".settings:ExecSettings", ".exec:create"),
+    "http": Provider("http", ".settings:HttpSettings", ".http:create"),
+    "openai": Provider("openai", ".settings:OpenAISettings", ".openai:create"),
+    "python": Provider("python", ".settings:PythonSettings", ".python:create"),
 }
 
 
@@ -74,3 +81,10 @@ def register_provider(name: str, settings: type[ProviderSettings]) -> Callable[[
         return create
 
     return register
+
+
+def __getattr__(name: str) -> Any:
+    # The settings models this module has always offered (`registry.ConnectorSettings`), imported when asked for.
+    if name in ("ConnectorSettings", "Price", "ProviderSettings"):
+        return getattr(importlib.import_module(".settings", __package__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,5 +1,6 @@
-"""What each provider accepts in agenttest.yaml, as pydantic models — kept apart from the providers themselves, so
-reading and validating a config loads no HTTP client, subprocess or provider code (`agenttest validate` starts fast).
+"""What agenttest.yaml accepts, and each provider in it, as pydantic models — kept apart from the providers
+themselves, so reading and validating a config loads no HTTP client, subprocess or provider code, and imported only
+when a config is checked by them (`agenttest validate` of a plain config needs none: plain_settings.py).
 """
 
 from __future__ import annotations
@@ -120,3 +121,14 @@ class BuiltinSettings(BaseModel):
     stream: bool = False
     prompt: str | None = None     # a file, relative to the config's directory
     price: Price | None = None    # overrides its connector's price
+
+
+class ConfigFile(BaseModel):
+    """agenttest.yaml's top level (`project.load_project` checks each agent's entry by its own model)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    version: Literal[1] = 1
+    defaults: dict[str, Any] = Field(default_factory=dict)
+    connectors: dict[str, ConnectorSettings] = Field(default_factory=dict)
+    agents: dict[str, dict[str, Any]] = Field(default_factory=dict)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import json
 from collections.abc import Awaitable, Callable
@@ -9,16 +10,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import ValidationError
-
 from ..agents.base import AgentResponse
 from ..errors import HelperError, SuiteError, Where
 from ..hints import did_you_mean
 from ..secrets import shorten
-from .options import AssertionOptions, defaults
 
 if TYPE_CHECKING:
     from ..agents.helpers import HelperCaller
+    from .options import AssertionOptions
 
 
 @dataclass(slots=True)
@@ -42,9 +41,24 @@ class AssertionSpec:
     root: Path | None = field(default=None, compare=False)   # files it names must lie inside (the suite's
                                                              # repository); None: base_dir
     prepared: Any = None
-    typed_options: Any = None
+    _typed_options: Any = field(default=None, repr=False, compare=False)    # see `typed_options`
     helper_agent: str | None = None     # the agent this assertion asks (a judge), set by `prepare`
     warnings: list[str] = field(default_factory=list)   # said at load time; the assertion is still valid
+
+    @property
+    def typed_options(self) -> Any:
+        """`options` as the type's model read them (`prepare_assertion`); None for a type without a model. An
+        assertion that gives no options has the model's defaults (one instance, shared), made when first read:
+        loading a suite needs no options model, nor pydantic, for the assertions that give none."""
+        if isinstance(self._typed_options, _Defaults):
+            from .options import defaults
+
+            self._typed_options = defaults(self._typed_options.model())
+        return self._typed_options
+
+    @typed_options.setter
+    def typed_options(self, value: Any) -> None:
+        self._typed_options = value
 
 
 @dataclass
@@ -116,22 +130,43 @@ Evaluate = Callable[[AssertionSpec, EvalContext], "Verdict | Awaitable[Verdict]"
 Prepare = Callable[[AssertionSpec], None]
 
 
-@dataclass
 class AssertionType:
-    name: str
-    evaluate: Evaluate
-    prepare: Prepare | None = None
-    options: type[AssertionOptions] | None = None
-    waits: bool = False         # its evaluate is a coroutine (a judge, a script): it may take time to decide
+    """A registered assertion type: its name, its evaluate function, its load-time `prepare`, the model of its
+    `options` — a class, or `.module:Name` in this package, imported when first wanted (`options`) — and whether
+    its evaluate is a coroutine (a judge, a script): it may take time to decide."""
+
+    def __init__(self, name: str, evaluate: Evaluate, prepare: Prepare | None = None,
+                 options: type[AssertionOptions] | str | None = None, waits: bool = False) -> None:
+        self.name = name
+        self.evaluate = evaluate
+        self.prepare = prepare
+        self._options = options
+        self.waits = waits
+
+    @property
+    def has_options(self) -> bool:
+        """Whether the type has an options model (without importing it)."""
+        return self._options is not None
+
+    @property
+    def options(self) -> type[AssertionOptions] | None:
+        """The model of the type's `options` (None: it reads none)."""
+        if isinstance(self._options, str):
+            module, _, name = self._options.partition(":")
+            self._options = getattr(importlib.import_module(module, __package__), name)
+        return self._options
+
+    def __repr__(self) -> str:
+        return f"AssertionType(name={self.name!r}, options={self._options!r}, waits={self.waits!r})"
 
 
 REGISTRY: dict[str, AssertionType] = {}
 
 
 def assertion(*names: str, prepare: Prepare | None = None,
-              options: type[AssertionOptions] | None = None) -> Callable[[Evaluate], Evaluate]:
+              options: type[AssertionOptions] | str | None = None) -> Callable[[Evaluate], Evaluate]:
     """Register an evaluate function under one or more type names, with an optional load-time `prepare` and the
-    model of its `options`."""
+    model of its `options` (a class, or `.module:Name` in this package: imported when first wanted)."""
 
     def register(func: Evaluate) -> Evaluate:
         for name in names:
@@ -152,17 +187,34 @@ def prepare_assertion(spec: AssertionSpec) -> None:
     kind = REGISTRY.get(spec.type)
     if kind is None:
         raise SuiteError(f"unknown assertion type {spec.type!r} (valid: {', '.join(known_types())})")
-    if kind.options is not None:
-        spec.typed_options = _read_options(kind.name, kind.options, spec.options)
+    if kind.has_options:
+        spec.typed_options = _read_options(kind.name, kind.options, spec.options) if spec.options else \
+            _Defaults(kind)     # made when first read (`AssertionSpec.typed_options`)
     if kind.prepare is not None:
         kind.prepare(spec)
+
+
+class _Defaults:
+    """The options of an assertion that gives none, until first read: its type's defaults."""
+
+    __slots__ = ("kind",)
+
+    def __init__(self, kind: AssertionType) -> None:
+        self.kind = kind
+
+    def model(self) -> type[AssertionOptions]:
+        model = self.kind.options
+        assert model is not None
+        return model
 
 
 def _read_options(name: str, model: type[AssertionOptions], written: dict[str, Any]) -> AssertionOptions:
     """`written` as `model` reads it; SuiteError naming the option as its `when_invalid` says. A misspelt key is
     reported first, since it may be what makes another option look wrong."""
+    from pydantic import ValidationError
+
     try:
-        return model.model_validate(written) if written else defaults(model)
+        return model.model_validate(written)
     except ValidationError as exc:
         errors = exc.errors(include_url=False)
         error = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])

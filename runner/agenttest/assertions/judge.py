@@ -4,43 +4,20 @@ from __future__ import annotations
 
 from collections.abc import Awaitable
 from dataclasses import dataclass
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from pydantic import ConfigDict, Field, field_validator
-
-from ..agents.helper_replies import JudgeReply, read_judge
 from ..errors import HelperError, SuiteError, Where
 from ..hints import helper_name
 from .base import AssertionSpec, EvalContext, Verdict, assertion
-from .options import AssertionOptions, when_invalid
+
+if TYPE_CHECKING:
+    from ..agents.helper_replies import JudgeReply
+    from .option_models import JudgeOptions
 
 AGENT_PREFIX = "agents:"
 RESERVED = ("input", "output", "conversation")     # what the judge is sent of the case, never overridden
 MAX_SAMPLES = 15
 T = TypeVar("T")
-
-
-class JudgeOptions(AssertionOptions):
-    """`options` of an `agent` assertion."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    connector: Annotated[str, Field(min_length=1), when_invalid("expected a connector name")] | None = Field(
-        None, description="the connector the judge uses (default: the judge agent's own)")
-    metadata: Annotated[dict[Any, Any], when_invalid("expected an object")] | None = Field(
-        None, description="sent to the judge beside the criteria, input and output (which it may not override); "
-                          "`criteria` may stand here instead of in `value`")
-    threshold: Annotated[float, Field(ge=0, le=1), when_invalid("expected a number from 0 to 1")] | None = Field(
-        None, description="`score ≥ threshold` decides instead of `passed`, and the verdict then needs a score")
-    samples: Annotated[int, Field(ge=1, le=MAX_SAMPLES),
-                       when_invalid(f"expected a whole number from 1 to {MAX_SAMPLES}")] = Field(
-        1, description="ask the judge this many times (each request says so in its `options.metadata.samples`): "
-                       "the majority decides, a tie fails, and the split is reported")
-
-    @field_validator("metadata", mode="before")
-    @classmethod
-    def _empty_is_none(cls, value: Any) -> Any:
-        return value or None    # `[]`, `""`, `0` and `false` have always meant no metadata
 
 
 @dataclass(frozen=True)
@@ -91,7 +68,7 @@ def _judge_id(spec: AssertionSpec) -> str:
     return agent_id
 
 
-@assertion("agent", prepare=_prepare_judge, options=JudgeOptions)
+@assertion("agent", prepare=_prepare_judge, options=".option_models:JudgeOptions")
 async def judge(spec: AssertionSpec, ctx: EvalContext) -> Verdict:
     """A validator agent judges the response against criteria (docs/configuration.md).
 
@@ -115,6 +92,8 @@ async def judge(spec: AssertionSpec, ctx: EvalContext) -> Verdict:
     options = config.options
     payload.update(options.metadata or {})
     helpers = ctx.helpers
+    from ..agents.helper_replies import read_judge  # here: loading a suite needs none of it
+
     replies = await _all_or_none([
         helpers.ask("judge", config.agent_id, payload, read_judge, connector=options.connector, sample=index,
                     samples=options.samples)

@@ -8,7 +8,6 @@ from typing import Any, NamedTuple
 from ..bounds import from_python
 from ..errors import HookError, SuiteError
 from ..refs import resolve_callable
-from ..user_errors import describe
 from .base import AssertionSpec, EvalContext, Verdict, assertion
 
 _USE_PREFIX = "scripts:"
@@ -55,6 +54,8 @@ async def script(spec: AssertionSpec, ctx: EvalContext) -> Verdict:
     try:
         returned = await call_user(target.func, ctx.output, ctx.input, spec.value, ctx.response.to_dict())
     except Exception as exc:  # the user's code failing is a failed assertion, not a crash of the run
+        from ..user_errors import describe
+
         return Verdict(False, f"script execution failed: {target.ref} raised {describe(exc)}",
                        expected=spec.value)
     try:

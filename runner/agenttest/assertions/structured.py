@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..bounds import TOO_DEEP
 from ..errors import SuiteError
-from ..extract import extract_json
 from ..secrets import shorten
 from ..workspace import UnsafePath, checked_file
 from .base import AssertionSpec, EvalContext, Verdict, assertion, describe, json_equal, json_type
@@ -106,6 +105,8 @@ def _json_document(output: Any, any_value: bool = False) -> tuple[Any, str | Non
     """The JSON to look into, or why there is none. Non-string subjects other than objects and arrays count only
     with `any_value`."""
     if isinstance(output, str):
+        from ..extract import extract_json  # here: loading a suite needs none of it (issue #27)
+
         document = extract_json(output)
         if document is None:
             return None, f"output is not valid JSON: {shorten(output, 200)}"

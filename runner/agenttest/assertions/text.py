@@ -8,13 +8,13 @@ and `(?m)` included; Python also accepts lookaround and backreferences, which RE
 from __future__ import annotations
 
 import re
-from typing import Annotated
-
-from pydantic import Field
+from typing import TYPE_CHECKING
 
 from ..errors import SuiteError
 from .base import AssertionSpec, EvalContext, Verdict, assertion, describe, json_equal, subject_text
-from .options import AssertionOptions, when_invalid
+
+if TYPE_CHECKING:
+    from .option_models import SubstringOptions
 
 
 @assertion("equals", "")
@@ -30,13 +30,6 @@ def equals(spec: AssertionSpec, ctx: EvalContext) -> Verdict:
                    actual=output)
 
 
-class SubstringOptions(AssertionOptions):
-    """`options` of a `contains` or `not_contains` assertion."""
-
-    ignore_case: Annotated[bool, when_invalid("true or false", sentence=True)] = Field(
-        False, description="compare case-insensitively")
-
-
 def _prepare_substrings(spec: AssertionSpec) -> None:
     """`value` is required: one substring, or a non-empty list of them; non-strings are matched as compact JSON."""
     if spec.value is None:
@@ -45,7 +38,7 @@ def _prepare_substrings(spec: AssertionSpec) -> None:
         raise SuiteError(f"{spec.type} assertion 'value' is an empty list")
 
 
-@assertion("contains", prepare=_prepare_substrings, options=SubstringOptions)
+@assertion("contains", prepare=_prepare_substrings, options=".option_models:SubstringOptions")
 def contains(spec: AssertionSpec, ctx: EvalContext) -> Verdict:
     """The text of the subject contains `value`; a list `value` means every item."""
     items, absent = _substrings(spec, ctx)
@@ -54,7 +47,7 @@ def contains(spec: AssertionSpec, ctx: EvalContext) -> Verdict:
     return Verdict(True, f"output contains {_quoted(items)}", expected=spec.value, actual=ctx.output)
 
 
-@assertion("not_contains", prepare=_prepare_substrings, options=SubstringOptions)
+@assertion("not_contains", prepare=_prepare_substrings, options=".option_models:SubstringOptions")
 def not_contains(spec: AssertionSpec, ctx: EvalContext) -> Verdict:
     """The text of the subject contains none of `value` (one string, or a list of them)."""
     items, absent = _substrings(spec, ctx)

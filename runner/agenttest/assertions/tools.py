@@ -11,14 +11,14 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal, NamedTuple, get_args
-
-from pydantic import Field
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, get_args
 
 from ..agents.base import AgentResponse, parse_arguments
 from ..errors import SuiteError
 from .base import AssertionSpec, EvalContext, Verdict, assertion, describe, json_equal, subject_text
-from .options import AssertionOptions, when_invalid
+
+if TYPE_CHECKING:
+    from .option_models import SequenceOptions
 
 SequenceMode = Literal["strict", "unordered", "subset", "superset"]
 SEQUENCE_MODES: tuple[str, ...] = get_args(SequenceMode)
@@ -226,15 +226,6 @@ def _result_text(value: Any) -> str:
     return subject_text(value)
 
 
-class SequenceOptions(AssertionOptions):
-    """`options` of a `tool_sequence` assertion."""
-
-    mode: Annotated[SequenceMode, when_invalid(f"one of {', '.join(SEQUENCE_MODES)}", sentence=True)] = Field(
-        "strict", description="`strict`: exactly these calls in this order; `unordered`: exactly these calls in any "
-                              "order; `subset`: these calls in this order, other calls may come before, between and "
-                              "after them; `superset`: every call made is one of these (not all need be made)")
-
-
 class _SequenceCheck(NamedTuple):
     mode: str
     expected: list[_Expected]
@@ -249,7 +240,7 @@ def _prepare_tool_sequence(spec: AssertionSpec) -> None:
     spec.prepared = _SequenceCheck(options.mode, expected)
 
 
-@assertion("tool_sequence", prepare=_prepare_tool_sequence, options=SequenceOptions)
+@assertion("tool_sequence", prepare=_prepare_tool_sequence, options=".option_models:SequenceOptions")
 def tool_sequence(spec: AssertionSpec, ctx: EvalContext) -> Verdict:
     """The agent's tool calls follow `value`, a list of names or `{name, arguments}` items, as `options.mode` says.
 

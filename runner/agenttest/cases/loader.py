@@ -13,9 +13,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
-
-from pydantic import ValidationError
+from typing import TYPE_CHECKING, Any
 
 from .. import assertions as _register_assertion_types  # noqa: F401  (importing the package fills the registry)
 from ..assertions.base import REGISTRY, AssertionSpec, json_type, known_types, prepare_assertion
@@ -41,10 +39,13 @@ from .model import (
     Suite,
     UserTurn,
 )
+from .plain import PlainAssertion, PlainCase, plain_assertion, plain_case
 from .reader import RawEntry, read_entries, why_no_entries
-from .schema import AssertionEntry, CaseEntry, CheckpointEntry, SimulatorEntry
 from .sources import GeneratorSource, display_path, sources
 from .steps import SpecsAt
+
+if TYPE_CHECKING:       # the models are imported when an entry needs them (`_entry`): a plain suite loads no pydantic
+    from .schema import AssertionEntry, CaseEntry, CheckpointEntry, SimulatorEntry
 
 INVALID = "invalid test case: "
 DEFAULT_MAX_TURNS = 20
@@ -63,6 +64,7 @@ class Checks:
     root: Path | None = None      # every file a case names must lie inside it (set per suite file)
     connectors: Collection[str] | None = None     # the config's connectors (None: no config to check against)
     pinned_at_zero: Collection[str] = ()          # agents whose `params` fix temperature 0: samples would agree
+    plain: bool = False     # read entries of the plain shapes without their models (`agenttest validate`: plain.py)
 
 
 def load_suite(inputs: list[str], *, cwd: Path, project_dir: Path | None = None, exclude: Iterable[Path] = (),
@@ -210,10 +212,9 @@ def build_case(value: Any, *, file: str | None, line: int | None, base_dir: Path
     # Without one, the simulated user opens the conversation. Said even beside other mistakes (an unknown key):
     # `inptu` is fixed at once when the message also says that `input` is missing.
     missing_input = ["missing required field 'input'"] if value.get("input") is None and not conversational else []
-    try:
-        entry = CaseEntry.model_validate(value)
-    except ValidationError as exc:
-        return invalid(describe_errors(exc, CaseEntry) + missing_input)
+    entry = _entry(value, checks.plain)
+    if isinstance(entry, list):
+        return invalid(entry + missing_input)
     problems: list[str] = list(missing_input)
     notes: list[str] = []
     messages: list[dict[str, Any]] = []
@@ -247,7 +248,22 @@ def build_case(value: Any, *, file: str | None, line: int | None, base_dir: Path
     )
 
 
-def _checks(entry: CaseEntry, value: dict[str, Any], messages: list[dict[str, Any]], conversational: bool,
+def _entry(value: dict[str, Any], plain: bool) -> CaseEntry | PlainCase | list[str]:
+    """The entry as its model reads it — or, with `plain`, as plain.py does when it can — or the model's problems."""
+    found = plain_case(value) if plain else None
+    if found is not None:
+        return found
+    from pydantic import ValidationError
+
+    from .schema import CaseEntry
+
+    try:
+        return CaseEntry.model_validate(value)
+    except ValidationError as exc:
+        return describe_errors(exc, CaseEntry)
+
+
+def _checks(entry: CaseEntry | PlainCase, value: dict[str, Any], messages: list[dict[str, Any]], conversational: bool,
             interactive: Interactive | None, base_dir: Path, repo_root: Path, checks: Checks, specs_at: SpecsAt,
             problems: list[str], notes: list[str]) -> tuple[list[AssertionSpec], Conversation | None]:
     """What a case checks: its assertions when it has one reply, or its conversation (turns, the Yao way's
@@ -276,7 +292,7 @@ def _checks(entry: CaseEntry, value: dict[str, Any], messages: list[dict[str, An
     return specs, None
 
 
-def _hook_problems(entry: CaseEntry, base_dir: Path, checks: Checks) -> list[str]:
+def _hook_problems(entry: CaseEntry | PlainCase, base_dir: Path, checks: Checks) -> list[str]:
     """The case's Before and After hooks that cannot be found — by `validate` too, not only when the case runs."""
     problems = []
     for key in ("before", "after"):
@@ -295,7 +311,7 @@ def _not_checked(value: dict[str, Any], where: str, problems: list[str]) -> None
             problems.append(f"{key}: not checked in {where}")
 
 
-def _interactive(entry: CaseEntry) -> Interactive | None:
+def _interactive(entry: CaseEntry | PlainCase) -> Interactive | None:
     if entry.interactive is None:
         return None
     timeout = entry.interactive.timeout
@@ -303,11 +319,11 @@ def _interactive(entry: CaseEntry) -> Interactive | None:
                        timeout=parse_duration(timeout) if timeout is not None else Interactive.timeout)
 
 
-def _guards(entry: CaseEntry, specs_at: SpecsAt, problems: list[str]) -> list[Guard]:
+def _guards(entry: CaseEntry | PlainCase, specs_at: SpecsAt, problems: list[str]) -> list[Guard]:
     return steps.guards(entry.guards, specs_at, problems) if entry.guards is not None else []
 
 
-def _final(entry: CaseEntry, specs_at: SpecsAt) -> list[AssertionSpec]:
+def _final(entry: CaseEntry | PlainCase, specs_at: SpecsAt) -> list[AssertionSpec]:
     return specs_at(entry.final, "final") if entry.final is not None else []
 
 
@@ -323,7 +339,7 @@ def _scripted_conversation(entry: CaseEntry, base_dir: Path, repo_root: Path, ch
     simulated = any(isinstance(step, Simulate) for step in turns)
     use: str | None = None
     if entry.simulator is not None or (simulated and checks.default_simulator):
-        use = _simulator_id(entry.simulator or SimulatorEntry(), checks, problems, notes)
+        use = _simulator_id(entry.simulator or _no_simulator(), checks, problems, notes)
     steps.check_stretches(turns, [item.id for item in checkpoint_entries],
                           simulator=use is not None or entry.simulator is not None, problems=problems)
     fixed = sum(1 for step in turns if isinstance(step, UserTurn))
@@ -353,7 +369,7 @@ def _conversation(entry: CaseEntry, messages: list[dict[str, Any]], checks: Chec
                             "\"assert\": {\"type\": \"contains\", \"value\": \"Hello\"}}]): without them nothing "
                             "would be checked")
         return None
-    use = _simulator_id(simulator or SimulatorEntry(), checks, problems, notes)
+    use = _simulator_id(simulator or _no_simulator(), checks, problems, notes)
     specs = [_checkpoint(item, f"checkpoints[{i}]", specs_at, problems) for i, item in enumerate(checkpoints)]
     _check_order(checkpoints, problems)
     persona, goal, extra = _persona_goal_extra(simulator, problems)
@@ -368,6 +384,12 @@ def _conversation(entry: CaseEntry, messages: list[dict[str, Any]], checks: Chec
         simulator=use, checkpoints=[spec for spec in specs if spec is not None], steps=[*opening, Simulate()],
         guards=guards, final=final, max_turns=entry.max_turns or DEFAULT_MAX_TURNS, persona=persona, goal=goal,
         extra=extra, connector=_simulator_connector(simulator), replies=_replies(simulator))
+
+
+def _no_simulator() -> SimulatorEntry:
+    from .schema import SimulatorEntry
+
+    return SimulatorEntry()
 
 
 def _persona_goal_extra(simulator: SimulatorEntry | None,
@@ -506,7 +528,7 @@ def _agent_problem(agent_id: str, role: str, checks: Checks) -> str | None:
     return None
 
 
-def _assertion_specs(entry: CaseEntry, base_dir: Path, checks: Checks, problems: list[str],
+def _assertion_specs(entry: CaseEntry | PlainCase, base_dir: Path, checks: Checks, problems: list[str],
                      notes: list[str]) -> list[AssertionSpec]:
     """The case's assertions, prepared; problems are appended with their field (`assert[1].value: …`).
 
@@ -573,10 +595,9 @@ def _assertion_spec(item: Any, place: str, type_place: str, base_dir: Path,
         kind = item.get("type") or "equals"
         spec = AssertionSpec(type=kind, value=item.get("value"), base_dir=base_dir, root=root)
     else:
-        try:
-            written = AssertionEntry.model_validate(item)
-        except ValidationError as exc:
-            return describe_errors(exc, AssertionEntry, prefix=place)
+        written = _assertion_entry(item, place, checks.plain)
+        if isinstance(written, list):
+            return written
         kind = written.kind
         spec = AssertionSpec(type=kind, value=written.resolved_value, path=written.path, message=written.message,
                              negate=written.negate, options=dict(written.options or {}), use=written.use,
@@ -595,3 +616,18 @@ def _assertion_spec(item: Any, place: str, type_place: str, base_dir: Path,
     except Exception as exc:  # a prepare step that breaks on an odd value must not take down the whole load
         return [f"{place}: cannot prepare the {spec.type!r} assertion: {type(exc).__name__}: {exc}"]
     return spec
+
+
+def _assertion_entry(item: dict[str, Any], place: str, plain: bool) -> AssertionEntry | PlainAssertion | list[str]:
+    """The assertion as its model reads it — or, with `plain`, as plain.py does when it can — or its problems."""
+    found = plain_assertion(item) if plain else None
+    if found is not None:
+        return found
+    from pydantic import ValidationError
+
+    from .schema import AssertionEntry
+
+    try:
+        return AssertionEntry.model_validate(item)
+    except ValidationError as exc:
+        return describe_errors(exc, AssertionEntry, prefix=place)

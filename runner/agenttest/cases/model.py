@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -158,6 +157,8 @@ class Case:
         kept = {key: value for key, value in raw.items() if key not in _DOCUMENTATION} if isinstance(raw, dict) \
             else raw
         text = json.dumps(kept, sort_keys=True, ensure_ascii=False, default=str)
+        import hashlib  # here: loading a suite needs none of it (issue #27)
+
         return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
     def assertion_specs(self) -> list[AssertionSpec]:

@@ -15,7 +15,8 @@ from pydantic_core import PydanticCustomError
 from ..assertions import REGISTRY
 from ..assertions.base import json_type
 from ..assertions.options import AssertionOptions
-from ..durations import parse_duration, parse_timeout
+from ..durations import parse_timeout
+from .plain import skip_reason, timeout_seconds
 
 _MESSAGE_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -235,13 +236,11 @@ class CaseEntry(_Strict):
 
     @property
     def timeout_seconds(self) -> float | None:
-        return None if self.timeout is None else parse_duration(self.timeout)
+        return timeout_seconds(self.timeout)
 
     @property
     def skip_reason(self) -> str | None:
-        if self.skip is None or self.skip is False:
-            return None
-        return "" if self.skip is True else self.skip
+        return skip_reason(self.skip)
 
 
 def case_json_schema() -> dict[str, Any]:

@@ -8,13 +8,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..assertions.base import AssertionSpec
 from ..hints import did_you_mean
 from .inputs import InputError, normalize_input
 from .model import Guard, Simulate, Step, UserTurn
-from .schema import GuardEntry, TurnEntry
+
+if TYPE_CHECKING:       # the entries of a conversation, read by their models (cases.schema) before they come here
+    from .schema import GuardEntry, TurnEntry
 
 # Prepares the assertions written at a field (`turns[0].assert`), appending their problems; [] when there are some.
 SpecsAt = Callable[[Any, str], list[AssertionSpec]]

@@ -3,22 +3,23 @@ by `engine.generate`), the `--run` selection, the shards and the helper agents t
 
 from __future__ import annotations
 
-import hashlib
 import re
 import shlex
+from collections.abc import Collection, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..agents.builtin import BuiltinSettings
-from ..agents.pool import AgentPool
+from ..agents.builtin import is_builtin
 from ..cases.loader import Checks
 from ..cases.model import Case, InvalidCase, Suite
 from ..cases.sources import GeneratorSource
 from ..errors import HookError, UsageError
 from ..hints import did_you_mean, plural
-from ..options import run_filter_pattern, run_filter_tag
 from ..project import ProjectConfig
 from ..refs import resolve_callable
+
+if TYPE_CHECKING:
+    from ..agents.pool import AgentPool
 
 Entry = Case | InvalidCase
 DEFAULT_COUNT = 5
@@ -37,11 +38,31 @@ def checks_for(project: ProjectConfig, default_simulator: str | None, default_ju
                              f"{project.display_path}{did_you_mean(agent_id, project.agents)}")
     if project.path is None:
         return Checks(default_simulator=default_simulator, default_judge=default_judge)
-    agents = {agent_id: settings.builtin if isinstance(settings, BuiltinSettings) else None
-              for agent_id, settings in project.agents.items()}
-    return Checks(agents=agents, default_simulator=default_simulator, default_judge=default_judge,
-                  connectors=tuple(project.connectors),
-                  pinned_at_zero=[agent_id for agent_id in project.agents if _pinned_at_zero(project, agent_id)])
+    return Checks(agents={agent_id: project.role(agent_id) for agent_id in project.agents},
+                  default_simulator=default_simulator, default_judge=default_judge,
+                  connectors=tuple(project.connectors), pinned_at_zero=PinnedAtZero(project))
+
+
+class PinnedAtZero(Collection[str]):
+    """The agents whose requests fix temperature 0 (`_pinned_at_zero`), each looked at when first asked about:
+    only a case that asks a judge for several samples does, so checking a suite builds no settings for it."""
+
+    def __init__(self, project: ProjectConfig) -> None:
+        self._project = project
+        self._known: dict[str, bool] = {}
+
+    def __contains__(self, agent_id: object) -> bool:
+        if not isinstance(agent_id, str) or agent_id not in self._project.agents:
+            return False
+        if agent_id not in self._known:
+            self._known[agent_id] = _pinned_at_zero(self._project, agent_id)
+        return self._known[agent_id]
+
+    def __iter__(self) -> Iterator[str]:
+        return (agent_id for agent_id in self._project.agents if agent_id in self)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
 
 
 def _pinned_at_zero(project: ProjectConfig, agent_id: str) -> bool:
@@ -51,7 +72,7 @@ def _pinned_at_zero(project: ProjectConfig, agent_id: str) -> bool:
     params = getattr(settings, "params", None)
     if params is None:
         return False
-    if not isinstance(settings, BuiltinSettings):
+    if not is_builtin(settings):
         connector = project.connectors.get(getattr(settings, "connector", None) or "")
         params = {**(connector.params if connector is not None else {}), **params}
     temperature = params.get("temperature")
@@ -67,7 +88,7 @@ def prepare_generators(suite: Suite, pool: AgentPool, cwd: Path, *, build: bool 
             resolve_script(source, cwd, pool.project)
             continue
         settings = pool.project.agents.get(source.ref)
-        if isinstance(settings, BuiltinSettings) and settings.builtin != "generator":
+        if is_builtin(settings) and settings.builtin != "generator":
             raise UsageError(f"-i {source.spelled}: agent {source.ref!r} is a builtin {settings.builtin}, not a "
                              "generator")
         if build or settings is None or pool.has_variables(source.ref):
@@ -92,6 +113,8 @@ def select(entries: list[Entry], run_filter: str | None) -> list[Entry]:
     whatever `-k` says: a broken suite is never hidden by the selection."""
     if not run_filter:
         return list(entries)
+    from ..options import run_filter_pattern, run_filter_tag
+
     tag = run_filter_tag(run_filter)
     pattern = re.compile(run_filter_pattern(run_filter))
 
@@ -193,9 +216,13 @@ def shard(entries: list[Entry], index: int, total: int) -> list[int]:
 
 def suite_digest(entries: list[Entry]) -> str:
     """A digest of which cases a run selected (before sharding): shards of one run share it."""
+    import hashlib  # here: `validate` checks cases with checks_for and needs none of it (issue #27)
+
     keys = sorted("\x1f".join(entry_key(entry)) for entry in entries)
     return hashlib.sha256("\x1e".join(keys).encode("utf-8")).hexdigest()[:16]
 
 
 def _digest(key: tuple[str, str]) -> int:
+    import hashlib
+
     return int.from_bytes(hashlib.sha256("\x1f".join(key).encode("utf-8")).digest()[:8], "big")

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
+from ..agent_paths import undefined_suite_agents
 from ..agents.base import Agent
 from ..agents.cache import HelperCache
 from ..agents.cassette_origin import cassette_origin
@@ -24,7 +25,7 @@ from ..analysis import exit_code, failures_under_regression
 from ..cases import load_suite
 from ..cases.loader import Checks, no_cases_found
 from ..cases.model import Case, InvalidCase, Suite
-from ..config import RunConfig, undefined_suite_agents
+from ..config import RunConfig
 from ..durations import format_duration
 from ..errors import EXIT_INTERRUPTED, EXIT_USAGE, HookError, UsageError
 from ..files import json_line, write_text

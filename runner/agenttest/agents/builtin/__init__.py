@@ -10,21 +10,20 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 from functools import cache
-from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 from ...errors import ConfigError
 from ..base import AgentRequest, AgentResponse
 from ..openai_files import config_file
-from ..settings import BuiltinSettings, OpenAISettings
 
 if TYPE_CHECKING:
     from ..openai import OpenAIAgent
     from ..registry import ProviderContext
+    from ..settings import BuiltinSettings
 
 __all__ = ["DEFAULT_PARAMS", "ROLES", "SAMPLING_TEMPERATURE", "BuiltinSettings", "SamplingHelper", "create",
-           "default_prompt", "example_placeholders", "is_sample", "prompt_text"]
+           "default_prompt", "example_placeholders", "is_builtin", "is_sample", "prompt_text"]
 
 ROLES = ("validator", "simulator", "generator")
 
@@ -36,8 +35,17 @@ DEFAULT_PARAMS: dict[str, Any] = {"temperature": 0, "response_format": {"type": 
 SAMPLING_TEMPERATURE = 0.7
 
 
+def is_builtin(settings: object) -> TypeGuard[BuiltinSettings]:
+    """Whether an agent's settings are a `builtin:` helper's (settings are there: pydantic is loaded already)."""
+    from ..settings import BuiltinSettings
+
+    return isinstance(settings, BuiltinSettings)
+
+
 def default_prompt(role: str) -> str:
     """The built-in prompt of a role (shipped with the package)."""
+    from importlib import resources  # here: importlib.resources loads tempfile, shutil, random… (issue #27)
+
     return resources.files(__package__).joinpath("prompts", f"{role}.md").read_text(encoding="utf-8")
 
 
@@ -69,6 +77,7 @@ def create(agent_id: str, settings: BuiltinSettings, ctx: ProviderContext) -> Op
     """The helper as an OpenAI-compatible agent with its prompt as the system message — with a twin at
     SAMPLING_TEMPERATURE for repeated samples, unless its `params` set a temperature. Raises ConfigError."""
     from ..openai import build_openai_agent
+    from ..settings import OpenAISettings
 
     system = prompt_text(agent_id, settings, ctx.config_dir)
 
@@ -86,6 +95,15 @@ def create(agent_id: str, settings: BuiltinSettings, ctx: ProviderContext) -> Op
     if "temperature" in settings.params:
         return build(params)
     return SamplingHelper(build(params), build({**params, "temperature": SAMPLING_TEMPERATURE}))
+
+
+def __getattr__(name: str) -> Any:
+    # BuiltinSettings is a pydantic model: imported when asked for (reading the prompts needs none of it).
+    if name == "BuiltinSettings":
+        from ..settings import BuiltinSettings
+
+        return BuiltinSettings
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _present(params: dict[str, Any]) -> dict[str, Any]:

@@ -1,0 +1,213 @@
+"""agenttest.yaml checked without its models (plain_settings.py, issue #27): the tables are the models' own, and a
+config the plain check lets through is one the models accept, loaded alike — every setting, default, missing
+variable and secret."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import Any, Literal, get_args, get_origin
+
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from pydantic import BaseModel
+
+from agenttest.agents import settings as models
+from agenttest.agents.registry import PROVIDERS
+from agenttest.errors import ConfigError
+from agenttest.option_table import OPTION_NAMES, options
+from agenttest.options import RunOptions, check_options
+from agenttest.plain_settings import (
+    MODELS,
+    PROVIDER_MODELS,
+    TAKES,
+    VALIDATED,
+    plain_agent,
+    plain_config,
+    plain_defaults,
+)
+from agenttest.project import load_project
+
+SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def _shown(info: Any) -> str:
+    """A field's annotation as the tables name it: as pydantic shows it, with its limits."""
+    return str(info.annotation) + (f" {info.metadata}" if info.metadata else "")
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_each_table_is_its_model(name: str) -> None:
+    model: type[BaseModel] = getattr(models, name)
+    fields = MODELS[name]
+    declared = {key: (_shown(info), info.is_required()) for key, info in model.model_fields.items()}
+    assert {key: shown for key, shown in declared.items() if key in fields} == fields
+    left_out = set(declared) - set(fields)        # nested models: of the plain shapes only when not given
+    assert all(issubclass(_nested(model.model_fields[key].annotation), BaseModel) for key in left_out), left_out
+    assert all(info.alias is None for info in model.model_fields.values())
+    assert model.model_config.get("extra") == "forbid"
+    assert {shown for shown, _ in fields.values()} <= set(TAKES)
+
+
+def _nested(annotation: Any) -> Any:
+    return next((arg for arg in getattr(annotation, "__args__", ()) if arg is not type(None)), annotation)
+
+
+def test_the_built_in_providers_are_those_of_the_registry() -> None:
+    assert {name: PROVIDERS[name].settings.__name__ for name in PROVIDER_MODELS} == PROVIDER_MODELS
+    assert set(PROVIDER_MODELS) == set(PROVIDERS)
+
+
+def test_every_run_option_with_a_check_of_its_own_is_known() -> None:
+    validated = {name for decorator in RunOptions.__pydantic_decorators__.field_validators.values()
+                 for name in decorator.info.fields}
+    assert validated == VALIDATED
+    assert tuple(RunOptions.model_fields) == OPTION_NAMES
+
+
+# Values at every edge: strings empty or blank, durations good and bad, booleans beside 0 and 1, numbers at their
+# bounds, floats, the choices of the Literal options and a wrong one, objects with keys that are no strings.
+texts = st.sampled_from(["", " ", "a", "bench", "30s", "1m30s", "5 minutes", "agents:judge", "failure", "never",
+                         "auto", "always", "POST", "GET", "sse", "validator", "judge", "1/2", "tag:x", "("])
+scalars = st.none() | st.booleans() | st.integers(-1, 3) | st.sampled_from([0.5, 2.0]) | texts
+values = scalars | st.lists(texts, max_size=2) | st.lists(scalars, max_size=2) | st.dictionaries(
+    texts, scalars, max_size=2) | st.dictionaries(texts, texts, max_size=2) | st.just({1: "a"}) | st.lists(
+    st.dictionaries(texts, scalars, max_size=1), max_size=2)
+
+
+def _mostly(good: st.SearchStrategy[Any], bad: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    """`good` nine times in ten, else `bad`: configs near the plain shapes, taken or only just not."""
+    return st.sampled_from(range(10)).flatmap(lambda draw: good if draw else bad)
+
+
+def _of_type(kind: Any) -> st.SearchStrategy[Any]:
+    """Values of an option's type (the table's), at its edges."""
+    if kind is bool:
+        return st.booleans()
+    if kind is int:
+        return st.integers(-1, 12)
+    if kind is float:
+        return st.sampled_from([0.0, 0.05, 1.0, 100.0, 101.0])
+    if get_origin(kind) is Literal:
+        return st.sampled_from([*get_args(kind), "nope"])
+    return texts
+
+
+rows = options()
+option_values = {name: st.none() | _of_type(rows[name].type) for name in OPTION_NAMES}
+defaults = st.dictionaries(st.sampled_from([*OPTION_NAMES, "output-dir", "max-annotations", "fail-on", "nope"]),
+                           values, max_size=3) | st.lists(st.sampled_from(OPTION_NAMES), max_size=4).flatmap(
+    lambda names: st.fixed_dictionaries({name: _mostly(option_values[name], values) for name in names}))
+
+
+@SETTINGS
+@given(defaults)
+def test_defaults_read_plainly_are_defaults_the_model_accepts(value: dict[str, Any]) -> None:
+    if plain_defaults(value):
+        assert check_options({key.replace("-", "_"): item for key, item in value.items()}) == []
+
+
+GRID = [None, True, False, -1, 0, 1, 2, 12, 0.0, 0.05, 1.0, 100.0, 101.0, [], ["a"], {}, {"a": 1}, "", " ", "a",
+        "30s", "1m30s", "5 minutes", "agents:judge", "1/2", "0/2", "tag:x", "(", "failure", "regression", "never",
+        "auto", "always", "failures", "off", "skip", "fail", "ignore", "nope", "K", "default"]
+
+
+@pytest.mark.parametrize("name", OPTION_NAMES)
+def test_each_option_read_plainly_is_one_the_model_accepts(name: str) -> None:
+    read = [value for value in GRID if plain_defaults({name: value})]
+    assert [value for value in read if check_options({name: value})] == []
+    assert read or name in VALIDATED - {"timeout", "simulator", "judge", "cache"} or rows[name].type is float
+
+
+# Values of (or near) each annotation of the settings tables: an item of another type now and then.
+near_texts = _mostly(texts, scalars)
+OF_ANNOTATION: dict[str, st.SearchStrategy[Any]] = {
+    "<class 'str'>": texts, "str | None": st.none() | texts, "<class 'bool'>": st.booleans(),
+    "<class 'int'> [Ge(ge=1)]": st.integers(0, 3), "typing.Any": values,
+    "dict[str, typing.Any]": st.dictionaries(texts, scalars, max_size=2),
+    "dict[str, str]": st.dictionaries(texts, near_texts, max_size=2), "list[str]": st.lists(near_texts, max_size=2),
+    "list[str] | str": texts | st.lists(near_texts, max_size=2),
+    "str | list[dict[str, typing.Any]] | None": st.none() | texts | st.lists(st.dictionaries(texts, scalars,
+                                                                                              max_size=1), max_size=2),
+    "typing.Literal['POST', 'PUT', 'PATCH']": st.sampled_from(["POST", "PUT", "PATCH", "GET"]),
+    "typing.Optional[typing.Literal['sse']]": st.sampled_from([None, "sse", "SSE"]),
+    "typing.Literal['validator', 'simulator', 'generator']": st.sampled_from(["validator", "simulator",
+                                                                              "generator", "judge"]),
+}
+
+
+def _entries(model: str, fixed: dict[str, st.SearchStrategy[Any]]) -> st.SearchStrategy[dict[str, Any]]:
+    fields = MODELS[model]
+    required = {key: _mostly(OF_ANNOTATION[shown], values) for key, (shown, needed) in fields.items()
+                if needed and key not in fixed}
+    optional = {key: _mostly(OF_ANNOTATION[shown], values) for key, (shown, needed) in fields.items()
+                if not needed and key not in fixed}
+    extra = {"price": st.just({"input": 1.0, "output": 2.0}), "nope": values}
+    return _mostly(st.fixed_dictionaries({**fixed, **required}, optional={**optional, **extra}),
+                   st.fixed_dictionaries(fixed, optional={**required, **optional, **extra}))
+
+
+agent_entries = st.one_of(
+    *(_entries(model, {"provider": st.just(name)}) for name, model in PROVIDER_MODELS.items()),
+    _entries("BuiltinSettings", {}), st.fixed_dictionaries({"provider": texts}))
+configs = st.fixed_dictionaries({}, optional={
+    "version": _mostly(st.just(1), st.sampled_from([2, True, "1"])), "defaults": _mostly(defaults, scalars),
+    "connectors": _mostly(st.dictionaries(texts, _entries("ConnectorSettings", {}), max_size=2), scalars),
+    "agents": _mostly(st.dictionaries(texts, agent_entries, max_size=3), st.just({1: {"provider": "python"}})),
+    "agnets": scalars})
+
+
+@pytest.mark.parametrize("provider", [*PROVIDER_MODELS, "builtin"])
+def test_an_agent_read_plainly_is_one_its_model_accepts(provider: str) -> None:
+    model = models.BuiltinSettings if provider == "builtin" else PROVIDERS[provider].settings
+    fixed = {} if provider == "builtin" else {"provider": st.just(provider)}
+
+    @SETTINGS
+    @given(_entries(model.__name__, fixed))
+    def check(entry: dict[str, Any]) -> None:
+        if plain_agent(entry):
+            model.model_validate(entry)
+
+    check()
+
+
+@SETTINGS
+@given(_entries("ConnectorSettings", {}))
+def test_a_connector_read_plainly_is_one_its_model_accepts(entry: dict[str, Any]) -> None:
+    if plain_config({"connectors": {"c": entry}}):
+        models.ConnectorSettings.model_validate(entry)
+
+
+def _loaded(path: Path, plain: bool) -> Any:
+    try:
+        project = load_project(path, plain=plain)
+    except ConfigError as exc:
+        return str(exc)
+    return (project.defaults, {key: value.model_dump() for key, value in project.agents.items()},
+            {key: value.model_dump() for key, value in project.connectors.items()},
+            {key: project.role(key) for key in project.agents}, project.missing, project.secret_settings)
+
+
+@SETTINGS
+@given(configs)
+def test_a_config_read_plainly_loads_as_the_models_load_it(config: dict[str, Any]) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "agenttest.yaml"
+        path.write_text(yaml.safe_dump(config), encoding="utf-8")
+        plainly, by_models = _loaded(path, True), _loaded(path, False)
+        assert plainly == by_models
+        if plain_config(config):
+            assert not isinstance(by_models, str), by_models    # the models find no problem in it
+
+
+def test_a_usual_config_is_read_plainly() -> None:
+    assert plain_config({"version": 1, "defaults": {"name": "bot", "judge": "agents:j", "timeout": "30s",
+                                                    "parallel": 8, "fail-on": "never", "verbose": True},
+                         "connectors": {"gpt": {"model": "m", "api_key": "k", "params": {"temperature": 0}}},
+                         "agents": {"bot": {"provider": "openai", "connector": "gpt", "stream": True},
+                                    "j": {"builtin": "validator", "connector": "gpt"},
+                                    "tool": {"provider": "exec", "command": ["python", "x.py"]},
+                                    "web": {"provider": "http", "url": "http://127.0.0.1:9", "method": "PUT"},
+                                    "py": {"provider": "python", "callable": "m:f"}}})
