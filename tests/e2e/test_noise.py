@@ -55,7 +55,7 @@ def test_five_runs_a_side_a_collapse_is_a_regression_and_one_failure_in_ten_is_n
     assert lines[lines.index("    ○ noise: wobble (s.jsonl:2) passed → failed") + 1] == \
         "        evidence: 5/5 → 4/5, p = 0.50, too small to test at 5 runs a side"
     summary = (project.root / "agenttest-results" / "summary.md").read_text()
-    assert "| 🎲 Noise, not regressions | 1 | `wobble` |" in summary
+    assert "| 〰️ Noise, not regressions | 1 | `wobble` |" in summary
     assert f"- `collapse` (`s.jsonl:1`) — {md_text('5/5 → 0/5, p = 0.0040')}" in summary
     assert f"- `wobble` (`s.jsonl:2`) — {md_text('5/5 → 4/5, p = 0.50, too small to test at 5 runs a side')}" in summary
     failures = _failures(now)

@@ -182,7 +182,7 @@ def test_evidence_fixes_noise_and_intervals_when_the_comparison_gives_them(links
     comparison["fixes"][0]["evidence"] = "failed, then passed on recheck 1"
     comparison["noise"] = [{"id": "slow", "file": "suites/b.jsonl", "line": 1, "status": "passed",
                             "evidence": "3/5 → 2/5, p = 1.0 <b>not</b>"}]
-    report["stability_results"][0]["pass_rate_interval"] = [0.2077, 0.9385]
+    report["stability_results"][0]["pass_rate_interval"] = [20.76, 93.86]      # percent, as report.json keeps it
     text = render_comment(report, links, FOUND)
     html = gfm(text)
     blob = f"https://github.com/octo/agents/blob/{HEAD}/suites"
@@ -191,7 +191,7 @@ def test_evidence_fixes_noise_and_intervals_when_the_comparison_gives_them(links
     assert f'<li><a href="{blob}/a.jsonl#L1">pass</a> — failed, then passed on recheck 1</li>' in html
     assert (f'<li><a href="{blob}/b.jsonl#L1">slow</a> — 3/5 → 2/5, p = 1.0 &lt;b&gt;not&lt;/b&gt;</li>') in html
     assert "<b>not" not in html
-    assert f'<li><a href="{blob}/b.jsonl#L7">wobbly</a> — 2 of 3 runs passed (66.67%, 95% interval 21–94%)</li>' \
+    assert f'<li><a href="{blob}/b.jsonl#L7">wobbly</a> — 2 of 3 runs passed (66.67%, 95% CI 20–94%)</li>' \
         in html
     order = [text.index(part) for part in ("### 🔻 1 regression", "### 🔺 1 fix", "### 〰️ 1 change within noise",
                                            "### Compared with the baseline")]

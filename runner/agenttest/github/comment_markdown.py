@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..analysis import case_key
+from ..analysis.outcome import interval_text
 from ..hints import plural
 from ..report.escape import md_code, md_text, one_line
 from ..report.markdown import (
@@ -153,10 +154,10 @@ def _regressions(report: Mapping[str, Any], results: list[Mapping[str, Any]], li
         reason = first_reason(dict(result))
         if reason and reason != status:
             evidence += f": {md_text(one_line(reason, 300))}"
-        runs = runs_line(dict(result))
-        if runs:
-            evidence += f" ({md_text(runs)})"
         given = _evidence(entry)
+        runs = runs_line(dict(result))
+        if runs and " runs passed" not in (reason or ""):     # a reason of runs says their counts already
+            evidence += f" ({md_text(runs)})"
         if given:
             evidence += f" · **evidence:** {given}"
         yield f"- {_case_link(result, links)} — {evidence}"
@@ -182,21 +183,16 @@ def _flaky(report: Mapping[str, Any], links: SourceLinks, rows: int) -> Iterator
     yield f"### 🎲 {plural(len(flaky), 'flaky case')}"
     yield ""
     for row in flaky[:rows]:
+        interval = interval_text(row.get("pass_rate_interval"))
         yield (f"- {_case_link(row, links)} — {md_text(row.get('passed'))} of {md_text(row.get('runs'))} runs "
-               f"passed ({md_text(row.get('pass_rate'))}%{_interval(row.get('pass_rate_interval'))})")
+               f"passed ({md_text(_percent(row.get('pass_rate')))}{', ' + interval if interval else ''})")
     yield ""
     yield from _more(len(flaky) - rows, "flaky case")
 
 
-def _interval(interval: Any) -> str:
-    """`, 95% interval 21–94%` of a stability row's `pass_rate_interval` (`[low, high]`, as fractions or as
-    percentages), or "" without one."""
-    if not isinstance(interval, list | tuple) or len(interval) != 2 \
-            or not all(isinstance(x, int | float) and not isinstance(x, bool) for x in interval):
-        return ""
-    low, high = interval
-    scale = 100 if 0 <= low <= high <= 1 else 1
-    return f", 95% interval {low * scale:.0f}–{high * scale:.0f}%"
+def _percent(rate: Any) -> str:
+    """A stability row's pass rate as the other artifacts print it: `80%`, `66.67%`."""
+    return f"{rate:g}%" if isinstance(rate, int | float) and not isinstance(rate, bool) else str(rate)
 
 
 def _more(hidden: int, noun: str) -> Iterable[str]:

@@ -472,10 +472,10 @@ def cost_line(cost: dict[str, Any], usage: Mapping[str, Any] | None = None) -> s
 
 # The comparison's groups, in the order every report shows them, with their labels.
 COMPARISON_GROUPS = (("regressions", "🔻 Regressions"), ("introduced", "🆕 Failing, new or changed"),
-                     ("noise", "🎲 Noise, not regressions"), ("fixes", "🔺 Fixes"),
+                     ("noise", "〰️ Noise, not regressions"), ("fixes", "🔺 Fixes"),
                      ("still_failing", "❌ Still failing"), ("new", "🆕 New"), ("removed", "➖ Removed"))
 # The groups whose entries carry evidence (`analysis.noise`): what passed in the baseline and does not now.
-EVIDENCE_GROUPS = (("regressions", "🔻 Regressions"), ("noise", "🎲 Noise, not regressions"))
+EVIDENCE_GROUPS = (("regressions", "🔻 Regressions"), ("noise", "〰️ Noise, not regressions"))
 
 
 @dataclass(frozen=True)
