@@ -128,9 +128,9 @@ def print_replay(replay: dict[str, Any]) -> None:
     steps = [("record", replay["record"])] + [(f"replay #{r['repeat']}", r) for r in replay["runs"]]
     bare = replay.get("median_bare_wall_s")      # runs saved before #27 have none
     print(table(["step", "wall s", "× python -c pass", "cases/s", "CPU s", "CPU ms/case", "peak RSS MB", "load 1m"],
-                [[name, f"{r['wall_s']:.2f}", f"{r['wall_s'] / bare:.0f}×" if bare else "", f"{r['cases_per_s']:,.0f}",
-                  f"{r['cpu_s']:.2f}", f"{r['cpu_s'] * 1000 / replay['cases']:.3f}", f"{r['peak_rss_mb']:.1f}",
-                  f"{r['load_avg'][0]:.2f}"]
+                [[name, f"{r['wall_s']:.2f}", f"{r['ratio_to_bare']:.0f}×" if "ratio_to_bare" in r else "",
+                  f"{r['cases_per_s']:,.0f}", f"{r['cpu_s']:.2f}", f"{r['cpu_s'] * 1000 / replay['cases']:.3f}",
+                  f"{r['peak_rss_mb']:.1f}", f"{r['load_avg'][0]:.2f}"]
                  for name, r in steps]))
     if bare:
         print(f"\n`python -c pass`: median {bare * 1000:.1f} ms of {len(replay['bare_wall_s'])} runs, "
