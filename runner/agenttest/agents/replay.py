@@ -441,6 +441,8 @@ class RecordingAgent:
 class ReplayingAgent:
     """An agent that answers from the cassettes and never opens a connection."""
 
+    waits = False       # its call answers at once, never giving the event loop a turn: no timeout can cut it
+
     def __init__(self, agent_id: str, cassettes: Cassettes, config: RecordedConfig | None = None) -> None:
         self.id = agent_id
         self._cassettes = cassettes
