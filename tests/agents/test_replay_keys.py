@@ -1,19 +1,18 @@
 """A replay looks every call up by its key. `call_key` works the key out more cheaply than `canonical` (issue #27),
 and must give exactly the key a recording made at bfa850b gives the same call — whatever the request holds: JSON
 inside its strings, secrets (as text, inside keys, inside JSON text, as numbers), values JSON has no word for —
-or fail exactly as it failed. The key as bfa850b worked it out is written out here, apart from the code under test."""
+or fail exactly as it failed (the key as bfa850b worked it out: `keys_bfa850b`)."""
 
 from __future__ import annotations
 
 import datetime
-import hashlib
 import json
 import math
 from typing import Any
 
 import pytest
 
-from agenttest import secrets
+from agents import keys_bfa850b as bfa850b
 from agenttest.agents.base import AgentRequest
 from agenttest.agents.replay import call_key, canonical
 from isolation import fresh_registries
@@ -21,31 +20,6 @@ from isolation import fresh_registries
 SECRET = "sk-replay-key-secret-0042"
 NUMBER = "98765432"
 FLOAT = "1234567.0"        # a number secret whose text no equal integer shows: `1234567`
-
-
-def _sorted_at_bfa850b(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {key: _sorted_at_bfa850b(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_sorted_at_bfa850b(item) for item in value]
-    if isinstance(value, str) and value[:1] in ("{", "["):
-        try:
-            parsed = json.loads(value)
-        except (ValueError, RecursionError):
-            return value
-        if isinstance(parsed, (dict, list)):
-            return json.dumps(_sorted_at_bfa850b(parsed), sort_keys=True, ensure_ascii=False)
-    return value
-
-
-def _key_at_bfa850b(request: AgentRequest) -> str:
-    context = {key: value for key, value in request.context.items() if key != "chat_id"}
-    shown = secrets.redact({"agent": request.agent, "role": request.role, "messages": request.messages,
-                            "options": request.options, "context": context})
-    text = json.dumps(shown, sort_keys=True, ensure_ascii=False, default=str)
-    if '"{' in text or '"[' in text:
-        text = json.dumps(_sorted_at_bfa850b(shown), sort_keys=True, ensure_ascii=False, default=str)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:24]
 
 
 class Shown:
@@ -106,7 +80,7 @@ REQUESTS = {
 def test_a_calls_key_is_the_key_bfa850b_recorded_it_under(registered: tuple[str, ...]) -> None:
     with fresh_registries(*registered):
         keys = {name: call_key(request) for name, request in REQUESTS.items()}
-        assert keys == {name: _key_at_bfa850b(request) for name, request in REQUESTS.items()}
+        assert keys == {name: bfa850b.call_key(request) for name, request in REQUESTS.items()}
         assert keys == {name: canonical(request)[1] for name, request in REQUESTS.items()}
     assert keys["another chat id"] == keys["plain"] != keys["another run"]
     assert len(set(keys.values())) == len(keys) - 1
@@ -128,7 +102,7 @@ circle["a"].append(circle)
 def test_a_call_with_no_key_fails_as_it_did(name: str, registered: tuple[str, ...]) -> None:
     with fresh_registries(*registered):
         with pytest.raises(Exception) as then:
-            _key_at_bfa850b(BROKEN[name])
+            bfa850b.call_key(BROKEN[name])
         with pytest.raises(type(then.value)) as now:
             call_key(BROKEN[name])
     if not isinstance(now.value, RecursionError):      # whose words depend on how deep the stack was
