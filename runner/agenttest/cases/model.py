@@ -107,6 +107,9 @@ class Interactive:
 
 SCRIPTED = "scripted"
 _DOCUMENTATION = ("id", "name", "description", "mode", "tags")
+# `json.dumps(kept, sort_keys=True, ensure_ascii=False, default=str)`, its encoder built once (json.dumps builds one
+# for every call given options): every run of every case works its definition out.
+_DEFINITION_TEXT = json.JSONEncoder(sort_keys=True, ensure_ascii=False, default=str)
 
 
 @dataclass(slots=True)
@@ -157,7 +160,7 @@ class Case:
         raw = self.raw
         kept = {key: value for key, value in raw.items() if key not in _DOCUMENTATION} if isinstance(raw, dict) \
             else raw
-        text = json.dumps(kept, sort_keys=True, ensure_ascii=False, default=str)
+        text = _DEFINITION_TEXT.encode(kept)
         return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
     def assertion_specs(self) -> list[AssertionSpec]:
