@@ -58,7 +58,7 @@ def call_key(request: AgentRequest) -> str:
     """`canonical(request)`'s key, worked out for the common call more cheaply (a replay looks up every call):
     the request's JSON is written once, and only when it shows a string that opens like JSON (`keyed` sorts it) or
     something `redact` would change is the key worked out by `canonical` itself. (Masking every string of a
-    request, the walk `redact` makes, took ~7 µs of ~14.)"""
+    request, the walk `redact` makes, took ~7 µs of ~14, timed on one request.)"""
     try:
         text = _KEY_TEXT.encode(_identified(request))
     except (TypeError, ValueError, RecursionError):       # `canonical` fails the same way, or masks a key first
@@ -122,7 +122,7 @@ def _plain_key(shown: dict[str, Any]) -> bytes | None:
     with no null (orjson writes NaN as null too), no integer beyond 64 bits, no lone surrogate, no string that
     opens like JSON (`keyed` sorts those) and no secret (`redact` masks those). Such a request has the same key
     (`keyed`, `canonical`) as another exactly when their orjson JSON is the same: either JSON spells each value
-    one way. (`keyed` took ~4 µs a request, this ~0.7.)"""
+    one way. (Over the 10,000 requests of a recording `keyed` takes ~5 µs a request, this ~3.)"""
     try:
         text = orjson.dumps(shown, option=_PLAIN)
     except orjson.JSONEncodeError:
