@@ -7,7 +7,8 @@ against a local OpenAI-compatible agent of known latency — and promptfoo on th
 
 Sections: `startup` (`agenttest --version` and `validate` against the bare interpreter), `scenarios` (N cases at
 `--parallel P`: efficiency, CPU per case, peak RSS; promptfoo side by side), `dynamic` (scripted conversations:
-overhead and CPU per turn), `replay` (a recorded suite played back with the agent server killed). A run that does
+overhead and CPU per turn), `replay` (a recorded suite played back with the agent server killed; its wall also as a
+multiple of `python -c pass`, run before each replay). A run that does
 not pass every case aborts the harness: a benchmark of failing cases measures nothing.
 """
 
@@ -274,13 +275,29 @@ def section_replay(bench: Bench) -> dict[str, Any]:
     if server.alive:
         raise BenchError("the agent server outlived the recording: a replay could reach it")
     tapes = sum(path.stat().st_size for path in (project / "tapes").rglob("*") if path.is_file())
-    runs = []
+    runs, bare = [], []
     for repeat in range(1, bench.args.repeat + 1):
+        bare += [_bare_start(bench, project) for _ in range(BARE_STARTS)]
         row = bench.agenttest(project, parallel, "--replay", "tapes", cases=cases, server=None, name="replay")
         row.update(repeat=repeat, cases_per_s=cases / row["wall_s"], cpu_ms_per_case=row["cpu_s"] * 1000 / cases)
         runs.append(row)
         _say(_run_line(f"replay #{repeat}", row))
-    return {"cases": cases, "parallel": parallel, "cassette_bytes": tapes, "record": record, "runs": runs}
+    bare_s = median(bare)
+    for row in runs:
+        row["ratio_to_bare"] = row["wall_s"] / bare_s
+    return {"cases": cases, "parallel": parallel, "cassette_bytes": tapes, "record": record, "runs": runs,
+            "bare_wall_s": bare, "median_bare_wall_s": bare_s}
+
+
+BARE_STARTS = 5     # `python -c pass` runs before each replay: the start a replay's wall is a multiple of (#27)
+
+
+def _bare_start(bench: Bench, cwd: Path) -> float:
+    """The wall of one `python -c pass` of the interpreter that runs agenttest."""
+    run = run_child([bench.python, "-c", "pass"], cwd=cwd, env=bench.env, log=bench.log("bare"))
+    if run.exit_code != 0:
+        raise BenchError(f"python -c pass exited {run.exit_code}:\n{run.log_tail()}")
+    return run.wall_s
 
 
 def machine_info(bench: Bench) -> dict[str, Any]:

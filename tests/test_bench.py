@@ -54,6 +54,7 @@ def test_the_harness_measures_every_section_at_tiny_sizes(tmp_path: Path) -> Non
     [run] = replay["runs"]
     sane(run, 50)
     assert run["cases_per_s"] > 0 and "agent_requests" not in run
+    assert len(replay["bare_wall_s"]) == 5 and run["ratio_to_bare"] == run["wall_s"] / replay["median_bare_wall_s"]
 
     commands = data["startup"]["commands"]
     assert len(commands) == 4 and all(len(row["samples"]) == 3 for row in commands.values())
@@ -62,6 +63,7 @@ def test_the_harness_measures_every_section_at_tiny_sizes(tmp_path: Path) -> Non
                for row in commands.values())
     assert commands["python -c pass"]["best_ratio_to_bare"] == 1 and "| best wall ms | best × |" in proc.stdout
     assert "## Scenarios" in proc.stdout and "| 20 / 4 |" in proc.stdout and "promptfoo not measured" in proc.stdout
+    assert "× python -c pass |" in proc.stdout and "`python -c pass`: median " in proc.stdout
 
 
 def test_the_agent_server_answers_json_and_sse_on_one_kept_alive_connection() -> None:

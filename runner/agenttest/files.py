@@ -147,32 +147,80 @@ def json_text(data: Any) -> str:
 
 def json_chunks(data: Any) -> Iterator[bytes]:
     """`json_text(data)` as UTF-8, in pieces: a large artifact (report.json of 10,000 cases is ~8 MB, and orjson's
-    growing buffer held twice that) is written one result at a time. The first two levels of objects and the first
-    three of arrays are laid out here (an array may also be any iterator: CTRF's tests come from a generator); each
-    value below them goes through `_dumps`, indented to its place. The bytes are `json_text`'s, secrets masked the
-    same way: a secret lies within one string, so within one piece."""
+    growing buffer held twice that) is written a few results at a time. The first two levels of objects and the
+    first three of arrays are laid out here (an array may also be any iterator: CTRF's tests come from a
+    generator); each value below them goes through `_dumps`, indented to its place — an array's, `_BATCH` at a time
+    (`_batch`). The bytes are `json_text`'s, secrets masked the same way: a secret lies within one string, so
+    within one piece."""
     yield from _pieces(data, 0)
     yield b"\n"
 
 
 def _pieces(value: Any, depth: int) -> Iterator[bytes]:
-    if isinstance(value, dict) and depth < 2 and all(isinstance(key, str) for key in value):
-        items: Iterable[tuple[Any, Any]] = value.items()
-        opening, closing = b"{", b"}"
-    elif isinstance(value, (list, tuple, Iterator)) and depth < 3:
-        items = ((None, item) for item in value)
-        opening, closing = b"[", b"]"
-    else:
-        text = _dumps(value, pretty=True)
-        yield text.replace(b"\n", b"\n" + b"  " * depth) if depth else text
+    if not _laid_out(value, depth):
+        yield _indented(_dumps(value, pretty=True), depth)
+        return
+    if not isinstance(value, dict):
+        yield from _array(value, depth)
         return
     inside = b"\n" + b"  " * (depth + 1)
     empty = True
-    for key, item in items:
-        yield (opening if empty else b",") + inside + (b"" if key is None else _dumps(key, pretty=False) + b": ")
+    for key, item in value.items():
+        yield (b"{" if empty else b",") + inside + _dumps(key, pretty=False) + b": "
         empty = False
         yield from _pieces(item, depth + 1)
-    yield opening + closing if empty else b"\n" + b"  " * depth + closing
+    yield b"{}" if empty else b"\n" + b"  " * depth + b"}"
+
+
+def _laid_out(value: Any, depth: int) -> bool:
+    """Whether `_pieces` lays `value` out itself, rather than writing it with one `_dumps`."""
+    if isinstance(value, dict):
+        return depth < 2 and all(isinstance(key, str) for key in value)
+    return isinstance(value, (list, tuple, Iterator)) and depth < 3
+
+
+_BATCH = 64     # values of an array written with one `_dumps`: orjson and the search for secrets cost ~4 µs a call
+
+
+def _array(values: Iterable[Any], depth: int) -> Iterator[bytes]:
+    """An array's pieces: its values laid out, or written together, `_BATCH` at a time."""
+    inside = b"\n" + b"  " * (depth + 1)
+    empty = True
+    batch: list[Any] = []
+    for item in values:
+        if not _laid_out(item, depth + 1):
+            batch.append(item)
+            if len(batch) < _BATCH:
+                continue
+        if batch:
+            yield _batch(batch, depth, b"[" if empty else b",")
+            empty, batch = False, []
+        if _laid_out(item, depth + 1):
+            yield (b"[" if empty else b",") + inside
+            empty = False
+            yield from _pieces(item, depth + 1)
+    if batch:
+        yield _batch(batch, depth, b"[" if empty else b",")
+        empty = False
+    yield b"[]" if empty else b"\n" + b"  " * depth + b"]"
+
+
+def _batch(values: list[Any], depth: int, lead: bytes) -> bytes:
+    """Values of an array at `depth`, each as `_pieces` writes it (after `lead`, `,` between them): written as
+    one array, whose values orjson lays out as it lays out each alone, only two spaces further in. One that holds a
+    secret, or that orjson cannot write, sends the batch through `_dumps` value by value."""
+    try:
+        raw = orjson.dumps(values, default=str, option=_ORJSON | orjson.OPT_INDENT_2)
+    except (orjson.JSONEncodeError, RecursionError):
+        raw = None
+    if raw is not None and not appears_in_json(raw):
+        return lead + _indented(raw[1:-2], depth)          # `[` … `\n]` off: `\n  value,\n  value`
+    inside = b"\n" + b"  " * (depth + 1)
+    return lead + b",".join(inside + _indented(_dumps(value, pretty=True), depth + 1) for value in values)
+
+
+def _indented(text: bytes, depth: int) -> bytes:
+    return text.replace(b"\n", b"\n" + b"  " * depth) if depth else text
 
 
 def json_line(data: Any) -> str:

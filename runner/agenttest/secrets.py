@@ -156,6 +156,12 @@ def appears_in_json(text: str | bytes) -> bool:
     return any(form in text for form in _JSON_FORMS)
 
 
+def redacts_nothing(text: str | bytes) -> bool:
+    """Whether `redact` leaves the value whose JSON `text` is (see `appears_in_json`) as it is, to its JSON: none
+    of its strings holds a form of a secret, and no secret is a number."""
+    return not _NUMBERS and not appears_in_json(text)
+
+
 def redact(value: Any) -> Any:
     """A JSON-like structure with every secret masked in its strings (keys included), and every number that equals a
     secret which is a number (an account number an agent echoed as `{"pin": 98765432}`) replaced by `"***"`."""

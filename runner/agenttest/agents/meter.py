@@ -143,6 +143,11 @@ class MeteredAgent:
         self._meter.charge(request.role, response.usage, price)
         return response
 
+    @property
+    def waits(self) -> bool:
+        """Whether a call may wait (see `engine.target`): charging it never does."""
+        return getattr(self._inner, "waits", True)
+
     async def aclose(self) -> None:
         await self._inner.aclose()
 

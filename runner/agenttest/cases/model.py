@@ -106,6 +106,9 @@ class Interactive:
 
 SCRIPTED = "scripted"
 _DOCUMENTATION = ("id", "name", "description", "mode", "tags")
+# `json.dumps(kept, sort_keys=True, ensure_ascii=False, default=str)`, its encoder built once (json.dumps builds one
+# for every call given options): every run of every case works its definition out.
+_DEFINITION_TEXT = json.JSONEncoder(sort_keys=True, ensure_ascii=False, default=str)
 
 
 @dataclass(slots=True)
@@ -156,7 +159,7 @@ class Case:
         raw = self.raw
         kept = {key: value for key, value in raw.items() if key not in _DOCUMENTATION} if isinstance(raw, dict) \
             else raw
-        text = json.dumps(kept, sort_keys=True, ensure_ascii=False, default=str)
+        text = _DEFINITION_TEXT.encode(kept)
         import hashlib  # here: loading a suite needs none of it (issue #27)
 
         return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
