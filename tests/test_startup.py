@@ -180,3 +180,21 @@ def test_with_other_threads_running_aiohttp_is_imported_as_it_is(tmp_path) -> No
     left, aiohttp_defaults, ours = _network_probe({"SSL_CERT_FILE": str(bundle)}, "threaded")
     assert left == {"SSL_CERT_FILE": str(bundle), "SSL_CERT_DIR": None}
     assert aiohttp_defaults == ours == 1
+
+
+def test_a_run_of_an_in_process_agent_loads_no_http_client(tmp_path: Path) -> None:
+    """A run whose agent is a Python function, and that asks nothing of GitHub (no `--comment`, no `--baseline
+    auto`), loads neither aiohttp nor the GitHub client: the pull-request loop imports them when it calls GitHub
+    (issue #27: 50–95 ms of every run and replay)."""
+    (tmp_path / "agenttest.yaml").write_text("version: 1\ndefaults:\n  name: echo\nagents:\n"
+                                            "  echo: {provider: python, callable: 'echo:respond'}\n")
+    (tmp_path / "echo.py").write_text("def respond(request):\n    return 'echo'\n")
+    (tmp_path / "s.jsonl").write_text('{"id": "a", "input": "hi", "assert": {"type": "contains", "value": "echo"}}\n')
+    proc = subprocess.run([sys.executable, "-c", MODULES, "-i", "s.jsonl", "--no-cache"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60,
+                          env={k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "AGENTTEST_"))})
+    loaded = set(json.loads(proc.stdout.splitlines()[-1]))
+    assert json.loads((tmp_path / "agenttest-results" / "report.json").read_text())["summary"]["passed"] == 1
+    assert "agenttest.github.pull_request" in loaded          # the loop is there: it writes the step outputs
+    assert sorted(name for name in loaded if name.split(".")[0] == "aiohttp"
+                  or name in ("agenttest.github.rest", "agenttest.github.comment")) == []

@@ -27,19 +27,18 @@ from ..artifacts import COMMENT_FILE
 from ..files import write_text
 from ..report.reporting import AUTO
 from . import environment
-from .baseline import Baseline, find_baseline, workflow_file
 from .commands import workflow_command
-from .comment import BOT, CommentOutcome, marker, publish_comment, run_stamp
-from .comment_markdown import CommentLinks, render_comment
 from .environment import RunFacts, read_event
 from .links import SourceLinks
 from .log import print_commands, write_line
 from .outputs import write_outputs
-from .rest import GitHubClient, GitHubError
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:     # the REST client (aiohttp), the baseline and the comment load only when GitHub is asked
     from ..options import RunOptions
     from ..report.base import Reporting
+    from .baseline import Baseline
+    from .comment import CommentOutcome
+    from .comment_markdown import CommentLinks
 
 PULL_REQUEST_EVENTS = ("pull_request", "pull_request_target")
 BUDGET = 120.0      # seconds each of the baseline and the comment may spend on GitHub, waits for rate limits included
@@ -138,6 +137,9 @@ class PullRequestLoop:
                       "compares a pull request with its base branch, a push with its branch's last run)")
 
     async def _fetch_baseline(self) -> Baseline:
+        from .baseline import Baseline, find_baseline, workflow_file
+        from .rest import GitHubClient, GitHubError
+
         branch, why = self._baseline_branch()
         if branch is None:
             return Baseline(None, why)
@@ -211,6 +213,10 @@ class PullRequestLoop:
         return failed or changed
 
     async def _publish(self, report: Mapping[str, Any]) -> CommentOutcome:
+        from .comment import BOT, CommentOutcome, marker, publish_comment, run_stamp
+        from .comment_markdown import render_comment
+        from .rest import GitHubClient, GitHubError
+
         facts, pull = self.facts, self.pull_request
         assert pull is not None and facts.token is not None and facts.repository is not None
         create = self._creates(report)
@@ -255,6 +261,8 @@ class PullRequestLoop:
     def _links(self) -> CommentLinks:
         """Suite lines at the pull request's head commit (the run checked out a merge commit), the run, and its
         artifacts."""
+        from .comment_markdown import CommentLinks
+
         facts, pull = self.facts, self.pull_request
         source = SourceLinks.from_environment(self.cwd)
         head = pull.head_sha if pull is not None else None
