@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .. import assertions as _register_assertion_types  # noqa: F401  (importing the package fills the registry)
 from ..assertions.base import REGISTRY, AssertionSpec, json_type, known_types, prepare_assertion
@@ -45,8 +45,11 @@ from .sources import GeneratorSource, display_path, sources
 from .steps import SpecsAt
 
 if TYPE_CHECKING:       # the models are imported when an entry needs them (`_entry`): a plain suite loads no pydantic
+    from pydantic import BaseModel
+
     from .schema import AssertionEntry, CaseEntry, CheckpointEntry, SimulatorEntry
 
+ModelT = TypeVar("ModelT", bound="BaseModel")
 INVALID = "invalid test case: "
 DEFAULT_MAX_TURNS = 20
 _AGENT_PREFIX = "agents:"
@@ -253,14 +256,19 @@ def _entry(value: dict[str, Any], plain: bool) -> CaseEntry | PlainCase | list[s
     found = plain_case(value) if plain else None
     if found is not None:
         return found
-    from pydantic import ValidationError
-
     from .schema import CaseEntry
 
+    return _by_model(CaseEntry, value)
+
+
+def _by_model(model: type[ModelT], value: dict[str, Any], prefix: str = "") -> ModelT | list[str]:
+    """`value` read by `model`, or what is wrong with it (`describe_errors`, each problem after `prefix`)."""
+    from pydantic import ValidationError
+
     try:
-        return CaseEntry.model_validate(value)
+        return model.model_validate(value)
     except ValidationError as exc:
-        return describe_errors(exc, CaseEntry)
+        return describe_errors(exc, model, prefix=prefix)
 
 
 def _checks(entry: CaseEntry | PlainCase, value: dict[str, Any], messages: list[dict[str, Any]], conversational: bool,
@@ -623,11 +631,6 @@ def _assertion_entry(item: dict[str, Any], place: str, plain: bool) -> Assertion
     found = plain_assertion(item) if plain else None
     if found is not None:
         return found
-    from pydantic import ValidationError
-
     from .schema import AssertionEntry
 
-    try:
-        return AssertionEntry.model_validate(item)
-    except ValidationError as exc:
-        return describe_errors(exc, AssertionEntry, prefix=place)
+    return _by_model(AssertionEntry, item, place)
