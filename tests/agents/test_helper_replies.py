@@ -236,9 +236,17 @@ _AGENT_PIECES = st.sampled_from([
     '"passed": true}', "it's", "[" * 21, '{"note": "x", it\'s', "score: 1.0\n", "Verdict: ", "  reason: |\n",
     "- ", "}" * 21])
 _AGENT_TEXT = st.lists(st.one_of(_AGENT_PIECES, st.text(max_size=6)), max_size=40).map("".join)
+
+
+def _answer_text(**size: int) -> st.SearchStrategy[str]:
+    """A judge's own words: any text but one in angle brackets (`< >`), which is the shape of the prompt's
+    placeholders and is refused as a copied example by design (tested apart)."""
+    return st.text(**size).filter(lambda text: not (text.strip().startswith("<") and text.strip().endswith(">")))
+
+
 _VERDICTS = st.fixed_dictionaries({
-    "reasoning": st.text(max_size=20), "passed": st.booleans(), "score": st.none() | st.floats(0, 1),
-    "reason": st.text(max_size=30), "suggestions": st.lists(st.text(min_size=1, max_size=10), max_size=2)})
+    "reasoning": _answer_text(max_size=20), "passed": st.booleans(), "score": st.none() | st.floats(0, 1),
+    "reason": _answer_text(max_size=30), "suggestions": st.lists(_answer_text(min_size=1, max_size=10), max_size=2)})
 _JUDGE_LAYOUTS = {
     "after-prose": lambda agent, verdict: f"The output was:\n{agent}\n\nVerdict: {verdict}",
     "fenced": lambda agent, verdict: f"The output was: {agent}\n{FENCE}json\n{verdict}\n{FENCE}\nThat is all.",
