@@ -185,16 +185,19 @@ def section_scenarios(bench: Bench, server: AgentServer) -> list[dict[str, Any]]
     return out
 
 
-def _floor_run(bench: Bench, server: AgentServer, cases: int, parallel: int, ideal: float) -> dict[str, Any]:
+def _floor_run(bench: Bench, server: AgentServer, cases: int, parallel: int, ideal: float,
+               turns: int = 1) -> dict[str, Any]:
     """bench/floor.py: a bare aiohttp client making the same calls — the limit this machine sets, with
-    `loop_efficiency` (ideal ÷ its request loop alone) beside its whole-process efficiency."""
+    `loop_efficiency` (ideal ÷ its request loop alone) beside its whole-process efficiency. `turns` > 1: the same
+    conversations as the dynamic section's."""
     before = server.stats()
     run = run_child([bench.python, str(Path(__file__).with_name("floor.py")), "--base-url", server.base_url,
-                     "--cases", str(cases), "--parallel", str(parallel)], cwd=bench.work, env=bench.env,
-                    log=bench.log("aiohttp-floor"))
+                     "--cases", str(cases), "--parallel", str(parallel), "--turns", str(turns)], cwd=bench.work,
+                    env=bench.env, log=bench.log("aiohttp-floor"))
     requests = server.stats()["chat_completions"] - before["chat_completions"]
-    if run.exit_code != 0 or requests != cases:
-        raise BenchError(f"floor.py: exit {run.exit_code}, {requests} calls for {cases}:\n{run.log_tail()}")
+    if run.exit_code != 0 or requests != cases * turns:
+        raise BenchError(f"floor.py: exit {run.exit_code}, {requests} calls for {cases} × {turns}:\n"
+                         f"{run.log_tail()}")
     timing = json.loads(Path(run.log).read_text().strip().splitlines()[-1])
     return _with_figures({"tool": "aiohttp", **run.to_dict(), **timing, "agent_requests": requests,
                           "loop_efficiency": ideal / timing["loop_s"]}, ideal, cases)
@@ -231,7 +234,8 @@ def section_dynamic(bench: Bench, server: AgentServer) -> dict[str, Any]:
     ⌈N/P⌉ × T × latency, and CPU per turn = child CPU ÷ (N × T). That overhead spreads the run's fixed costs
     (start-up, loading, artifacts) over the turns; the runner's own cost of a turn is measured apart, from the same
     conversations cut to 2 turns, run just before each T-turn run: per turn = (wall_T − wall_2) ÷ (⌈N/P⌉ × (T − 2))
-    − latency, and CPU per turn = (CPU_T − CPU_2) ÷ (N × (T − 2))."""
+    − latency, and CPU per turn = (CPU_T − CPU_2) ÷ (N × (T − 2)). After each T-turn run, bench/floor.py holds the
+    same conversations as a bare aiohttp client: issue #27's floor for conversations."""
     cases, parallel, turns = bench.args.dynamic_cases, bench.args.dynamic_parallel, bench.args.dynamic_turns
     latency = bench.args.latency
     project = dynamic_project(bench.work / f"dynamic-{cases}-{parallel}x{turns}", server.base_url, cases, turns,
@@ -259,6 +263,9 @@ def section_dynamic(bench: Bench, server: AgentServer) -> dict[str, Any]:
                        marginal_cpu_ms_per_turn=(row["cpu_s"] - base["cpu_s"]) * 1000 / (cases * extra))
         runs.append(row)
         _say(_run_line(f"dynamic #{repeat}", row))
+        floor = _floor_run(bench, server, cases, parallel, ideal, turns)
+        row.update(floor_wall_s=floor["wall_s"], floor_cpu_s=floor["cpu_s"], floor_peak_rss_mb=floor["peak_rss_mb"])
+        _say(_run_line(f"aiohttp #{repeat}", floor))
     return {"cases": cases, "parallel": parallel, "turns": turns, "latency_s": latency, "ideal_s": ideal,
             "runs": runs}
 

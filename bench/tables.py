@@ -46,6 +46,7 @@ def print_tables(data: dict[str, Any]) -> None:
         print_dynamic(data["dynamic"])
     if "replay" in data:
         print_replay(data["replay"])
+    print_targets(data)
 
 
 def _over_floor(runs: list[dict[str, Any]], bare: list[dict[str, Any]]) -> str:
@@ -112,6 +113,9 @@ def print_dynamic(dynamic: dict[str, Any]) -> None:
     header = ["#", "wall s", "wall − ideal s", "efficiency", "overhead ms/turn", "CPU ms/turn"]
     if marginal:
         header += ["2-turn wall s", "runner ms/turn", "runner CPU ms/turn"]
+    floor = all("floor_wall_s" in r for r in dynamic["runs"])     # runs saved before #27 have none
+    if floor:
+        header += ["bare aiohttp wall s", "CPU s", "agenttest over it: wall, CPU"]
     rows = []
     for r in dynamic["runs"]:
         row = [str(r["repeat"]), f"{r['wall_s']:.2f}", f"{r['wall_s'] - r['ideal_s']:.2f}", f"{r['efficiency']:.3f}",
@@ -119,6 +123,9 @@ def print_dynamic(dynamic: dict[str, Any]) -> None:
         if marginal:
             row += [f"{r['two_turns_wall_s']:.2f}", f"{r['marginal_ms_per_turn']:.2f}",
                     f"{r['marginal_cpu_ms_per_turn']:.3f}"]
+        if floor:
+            row += [f"{r['floor_wall_s']:.2f}", f"{r['floor_cpu_s']:.2f}",
+                    f"{r['wall_s'] - r['floor_wall_s']:+.2f} s, {r['cpu_s'] / r['floor_cpu_s']:.1f}×"]
         rows.append([*row, f"{r['peak_rss_mb']:.1f}", f"{r['load_avg'][0]:.2f}"])
     print(table([*header, "peak RSS MB", "load 1m"], rows))
     if marginal:
@@ -142,6 +149,71 @@ def print_replay(replay: dict[str, Any]) -> None:
               "run just before each replay")
     print(f"\n{TARGETS['replay']}")
 
+
+def print_targets(data: dict[str, Any]) -> None:
+    """Issue #27's targets against what this run measured: each tool's best of the repeats (the machine is shared),
+    agenttest's best against the bare client's best."""
+    rows = [*_scenario_targets(data.get("scenarios", [])), *_other_targets(data)]
+    if rows:
+        _title("Issue #27's targets, best of the repeats")
+        print(table(["target", "measured", ""], [[name, measured, "met" if met else "not yet"]
+                                                  for name, measured, met in rows]))
+
+
+WALL_OVER_FLOOR = {(400, 8): ("s", 0.10), (2000, 64): ("s", 0.20), (10000, 64): ("%", 5.0)}
+
+
+def _best(runs: list[dict[str, Any]], tool: str, key: str) -> float:
+    return min(run[key] for run in runs if run["tool"] == tool)
+
+
+def _scenario_targets(scenarios: list[dict[str, Any]]) -> list[tuple[str, str, bool]]:
+    rows = []
+    rss: dict[tuple[int, int], float] = {}
+    for scenario in scenarios:
+        key, runs = (scenario["cases"], scenario["parallel"]), scenario["runs"]
+        rss[key] = _best(runs, "agenttest", "peak_rss_mb")
+        if not any(run["tool"] == "aiohttp" for run in runs):
+            continue
+        wall, floor = _best(runs, "agenttest", "wall_s"), _best(runs, "aiohttp", "wall_s")
+        cpu = _best(runs, "agenttest", "cpu_s") / _best(runs, "aiohttp", "cpu_s")
+        unit, limit = WALL_OVER_FLOOR.get(key, ("s", 0.20))
+        over = (wall / floor - 1) * 100 if unit == "%" else wall - floor
+        name = f"{key[0]:,} / {key[1]}"
+        rows.append((f"{name}: wall within {limit:g} {unit} of the floor", f"{over:+.2f} {unit} ({wall:.2f} s "
+                     f"against {floor:.2f} s)", over <= limit))
+        rows.append((f"{name}: CPU within 1.3× the floor's", f"{cpu:.2f}×", cpu <= 1.3))
+    if (10000, 64) in rss:
+        rows.append(("10,000 / 64: peak RSS ≤ 80 MB", f"{rss[10000, 64]:.0f} MB", rss[10000, 64] <= 80))
+        if (40000, 64) in rss:
+            per_case = (rss[40000, 64] - rss[10000, 64]) * 1024 / 30000
+            rows.append(("≤ 1.5 KB a case from 10,000 to 40,000 cases", f"{per_case:.2f} KB ({rss[40000, 64]:.0f} MB "
+                         "at 40,000)", per_case <= 1.5))
+    return rows
+
+
+def _other_targets(data: dict[str, Any]) -> list[tuple[str, str, bool]]:
+    rows = []
+    runs = data.get("dynamic", {}).get("runs", [])
+    if runs and all("floor_wall_s" in run for run in runs):
+        over = min(run["wall_s"] for run in runs) - min(run["floor_wall_s"] for run in runs)
+        cpu = min(run["cpu_s"] for run in runs) / min(run["floor_cpu_s"] for run in runs)
+        rows.append(("conversations: wall within 0.3 s of the floor", f"{over:+.2f} s", over <= 0.3))
+        rows.append(("conversations: CPU within 1.4× the floor's", f"{cpu:.2f}×", cpu <= 1.4))
+    commands = data.get("startup", {}).get("commands", {})
+    if commands:
+        best = {name: min(run["wall_s"] for run in row["samples"]) for name, row in commands.items()}
+        bare = best["python -c pass"]
+        for name, limit in (("agenttest --version", 4), ("agenttest validate", 12)):
+            command = next(key for key in best if key.startswith(name))
+            rows.append((f"`{command}` within {limit}× `python -c pass`", f"{best[command] / bare:.1f}×",
+                         best[command] / bare <= limit))
+    replay = data.get("replay")
+    if replay and replay.get("median_bare_wall_s"):
+        ratio = min(run["wall_s"] for run in replay["runs"]) / replay["median_bare_wall_s"]
+        rows.append((f"replay of {replay['cases']:,} recorded cases within 100× `python -c pass`", f"{ratio:.0f}×",
+                     ratio <= 100))
+    return rows
 
 
 def write_json(path: Path, data: dict[str, Any]) -> None:

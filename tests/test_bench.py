@@ -47,6 +47,8 @@ def test_the_harness_measures_every_section_at_tiny_sizes(tmp_path: Path) -> Non
     sane(run, 5)
     assert run["agent_requests"] == 5 * 3 and run["cpu_ms_per_turn"] > 0 and run["overhead_ms_per_turn"] > -30
     assert run["two_turns_wall_s"] > 0 and "marginal_ms_per_turn" in run and "marginal_cpu_ms_per_turn" in run
+    # The bare client held the same conversations (floor.py checks every reply; the harness, the 5 × 3 calls).
+    assert run["floor_wall_s"] > 0 and run["floor_cpu_s"] > 0 and run["floor_peak_rss_mb"] > 0
 
     replay = data["replay"]
     sane(replay["record"], 50)
@@ -64,6 +66,14 @@ def test_the_harness_measures_every_section_at_tiny_sizes(tmp_path: Path) -> Non
     assert commands["python -c pass"]["best_ratio_to_bare"] == 1 and "| best wall ms | best × |" in proc.stdout
     assert "## Scenarios" in proc.stdout and "| 20 / 4 |" in proc.stdout and "promptfoo not measured" in proc.stdout
     assert "× python -c pass |" in proc.stdout and "`python -c pass`: median " in proc.stdout
+    targets = proc.stdout.split("## Issue #27's targets, best of the repeats")[1]
+    for row in ("| 20 / 4: wall within 0.2 s of the floor |", "| 20 / 4: CPU within 1.3× the floor's |",
+                "| conversations: wall within 0.3 s of the floor |", "| conversations: CPU within 1.4× the floor's |",
+                "| `agenttest --version` within 4× `python -c pass` |",
+                "| `agenttest validate -i suite.jsonl (20 cases)` within 12× `python -c pass` |",
+                "| replay of 50 recorded cases within 100× `python -c pass` |"):
+        assert row in targets, targets
+    assert targets.count(" | met |") + targets.count(" | not yet |") == 7, targets
 
 
 def test_the_agent_server_answers_json_and_sse_on_one_kept_alive_connection() -> None:
