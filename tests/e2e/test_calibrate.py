@@ -322,12 +322,14 @@ def test_a_recorded_calibration_replays_without_the_judge(project: Project,
     recorded = calibrate(project, server, "--record", "cassettes", "-o", "recorded.json")
     assert recorded.code == 0 and helper.calls["judge"] == 10
     assert (project.root / "cassettes" / "labels.jsonl.json").is_file()
+    # It says where the recording went, as `run --record` does (after the table, before `Written:`).
+    assert "Cassettes: cassettes/ (labels.jsonl.json)" in recorded.stdout.splitlines()
     with ScriptedServer("/gone") as gone:
         dead = f"http://127.0.0.1:{gone.port}/v1"
     replayed = run(project, server, "calibrate", "-i", "labels.jsonl", "--judge", "judge", "--replay", "cassettes",
                    "-o", "replayed.json", env={"BRAIN_URL": dead})
     assert replayed.code == 0, replayed.stdout + replayed.stderr
-    assert helper.calls["judge"] == 10
+    assert helper.calls["judge"] == 10 and "Cassettes:" not in replayed.stdout
     recorded_figures, replayed_figures = figures(project, "recorded.json"), figures(project, "replayed.json")
     assert {**recorded_figures, "usage": None} == {**replayed_figures, "usage": None}
 

@@ -287,6 +287,12 @@ class Cassettes:
         else:
             interaction.responses.append(redact(outcome.to_dict()))
 
+    def save_record(self, shown: str) -> dict[str, Any]:
+        """Save, and say where (report.json's `metadata.record`): the directory as the user named it (`shown`) and
+        each file holding this run's recordings, relative to it."""
+        files = sorted(path.relative_to(self.directory).as_posix() for path in self.save())
+        return {"directory": shown, "files": files}
+
     def save(self) -> list[Path]:
         """Write every cassette file this run recorded into: the cases that ran replace their old recordings, the
         others are kept; a file whose content did not change is not rewritten. The files that hold this run's

@@ -33,6 +33,8 @@ from ..engine.preflight import budgeted, check_prices, open_cassettes, refuse_le
 from ..errors import EXIT_INTERRUPTED, EXIT_USAGE, AgentTestError, UsageError
 from ..files import json_text, write_text
 from ..github.log import write_line, write_lines
+from ..report.escape import one_line
+from ..report.verdicts import record_line
 from ..timeouts import within
 from ..usage import Usage
 from ..workspace import checkout_root
@@ -99,11 +101,12 @@ async def _calibrate(values: dict[str, Any], cwd: Path) -> int:
         judged = await _each(lines, ask, options.parallel, meter)
     finally:
         await pool.aclose()
-        if cassettes is not None and options.record:
-            cassettes.save()
+        record = cassettes.save_record(options.record) if cassettes is not None and options.record else None
     calibration = Calibration(judge=judge, labels=labels_shown, samples=samples, bars=bars, judged=judged,
                               invalid=invalid, usage=usage)
     write_lines(sys.stdout, table(calibration))
+    if record is not None:      # where the recording went, as `run --record` says it
+        write_line(sys.stdout, f"Cassettes: {one_line(record_line(record), 500)}")
     if output is not None:
         output.parent.mkdir(parents=True, exist_ok=True)
         write_text(output, json_text(calibration.to_dict()))

@@ -401,8 +401,7 @@ def _recorded(run: _Run) -> dict[str, Any] | None:
     cassettes, directory = run.cassettes, run.config.options.record
     if cassettes is None or not directory:
         return None
-    files = sorted(path.relative_to(cassettes.directory).as_posix() for path in cassettes.save())
-    return {"directory": directory, "files": files}
+    return cassettes.save_record(directory)
 
 
 async def run_unit(unit: Unit, runners: tuple[StandardRunner, DynamicRunner]) -> CaseResult:
