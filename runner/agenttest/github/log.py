@@ -93,6 +93,11 @@ def flush_soon(flush: Callable[[], None], what: object) -> None:
     """Call `flush` (of `what`) once the running event loop has run the callbacks ready now, before it waits for
     anything: the lines written meanwhile reach their file in one system call, and none waits on the network. At
     once when no loop runs. A line written by `write_lines` without `soon` flushes them all first."""
+    with _lock:
+        scheduled = _pending_on[0]
+        if scheduled is not None and scheduled.is_running():     # the flush is on its way: one more to call
+            _pending[id(what)] = flush
+            return
     asyncio = sys.modules.get("asyncio")       # not imported: no loop runs (the module is not imported for this)
     try:
         loop = asyncio.get_running_loop() if asyncio is not None else None
