@@ -82,6 +82,8 @@ class OpenAIAgent:
         steps: list[AgentResponse] = []
         while True:
             step = await self._complete(endpoint, messages, request.deadline, first_step=not steps)
+            if not steps and not step.tool_calls:
+                return step         # what `combined` makes of one step that called no tool: itself
             step.tools = await self._toolkit.execute(step.tool_calls, request)
             steps.append(step)
             if not self._toolkit.goes_on(step):
