@@ -23,17 +23,13 @@ import os
 import re
 import sys
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from typing import Any, TextIO
+from typing import TextIO
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _UTF8 = ("utf-8", "UTF-8", "utf8")
 _lock = threading.RLock()          # the open block's token changes under it; providers may register from threads
-# Flushes put off until the event loop next turns (`flush_soon`), by what they flush, and the loop that will call
-# them: one system call for every line the cases finishing in one turn of the loop write, not one for each.
-_pending: dict[int, Callable[[], None]] = {}
-_pending_on: list[Any] = [None]
 
 
 def visible(char: str) -> str:
@@ -75,52 +71,12 @@ def escape_data(text: str) -> str:
     return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
-def write_lines(stream: TextIO, lines: Iterable[str], *, flush: Callable[[], None] | None = None) -> None:
-    """Print `lines` to the log in one write (so no other thread's line lands between them), then flush — or, given
-    `flush` (which flushes `stream`), call it once the event loop has run what is ready now (`flush_soon`)."""
+def write_lines(stream: TextIO, lines: Iterable[str]) -> None:
+    """Print `lines` to the log in one write (so no other thread's line lands between them), then flush."""
     text = "".join(f"{line}\n" for line in lines)
     if text:
-        if _pending and flush is None:
-            flush_pending()         # what waits goes first, whichever stream it is on: the log keeps its order
         stream.write(printable(text, getattr(stream, "encoding", None)))
-        if flush is not None:
-            flush_soon(flush, stream)
-        else:
-            stream.flush()
-
-
-def flush_soon(flush: Callable[[], None], what: object) -> None:
-    """Call `flush` (of `what`) once the running event loop has run the callbacks ready now, before it waits for
-    anything: the lines written meanwhile reach their file in one system call, and none waits on the network. At
-    once when no loop runs. A line written by `write_lines` without `soon` flushes them all first."""
-    with _lock:
-        scheduled = _pending_on[0]
-        if scheduled is not None and scheduled.is_running():     # the flush is on its way: one more to call
-            _pending[id(what)] = flush
-            return
-    asyncio = sys.modules.get("asyncio")       # not imported: no loop runs (the module is not imported for this)
-    try:
-        loop = asyncio.get_running_loop() if asyncio is not None else None
-    except RuntimeError:
-        loop = None
-    if loop is None:
-        flush()
-        return
-    with _lock:
-        _pending[id(what)] = flush
-        if _pending_on[0] is not loop:
-            _pending_on[0] = loop
-            loop.call_soon(flush_pending)
-
-
-def flush_pending() -> None:
-    """Call the flushes `flush_soon` put off."""
-    with _lock:
-        flushes = list(_pending.values())
-        _pending.clear()
-        _pending_on[0] = None
-    for flush in flushes:
-        flush()
+        stream.flush()
 
 
 def write_line(stream: TextIO, line: str) -> None:

@@ -153,13 +153,6 @@ class Reporter:
         self.problems().append(message)
         write_line(stream or sys.stderr, f"✗ {message}")
 
-    def failed(self, event: str, exc: Exception) -> None:
-        """This reporter broke on `event` (our bug, a closed stream): said on stderr once, kept for the exit code."""
-        if not self.problems():       # once per reporter: the same failure would repeat for every case
-            self.problem(f"{type(self).__name__} failed on {event}: {type(exc).__name__}: {exc}")
-        else:
-            self.problems().append(f"{event}: {type(exc).__name__}: {exc}")
-
     def run_started(self, info: RunInfo) -> None:
         """The run is about to call its first case."""
 
@@ -216,7 +209,10 @@ class Reporters:
             try:
                 call(reporter)
             except Exception as exc:
-                reporter.failed(event, exc)
+                if not reporter.problems():       # once per reporter: the same failure would repeat for every case
+                    reporter.problem(f"{type(reporter).__name__} failed on {event}: {type(exc).__name__}: {exc}")
+                else:
+                    reporter.problems().append(f"{event}: {type(exc).__name__}: {exc}")
 
 
 @dataclass

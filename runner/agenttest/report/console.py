@@ -18,7 +18,7 @@ from ..cases.model import Case, InvalidCase
 from ..config import RunConfig
 from ..durations import format_duration, format_elapsed
 from ..github.environment import in_github_actions
-from ..github.log import write_line, write_lines
+from ..github.log import write_line
 from ..hints import plural
 from ..results import CaseResult
 from ..run_count import repeated
@@ -92,12 +92,9 @@ class ConsoleReporter(Reporter):
         self._unchecked += unchecked(result)
         if not result.ran:      # counted, and said once in the summary rather than a line per case
             self._not_run[result.error or "not run"] = self._not_run.get(result.error or "not run", 0) + 1
-        elif self._live:
+        else:
             for line in self.case_lines(result):
                 self._line(line)
-        else:       # flushed with the lines of the other cases that finish in this turn of the event loop
-            for line in self.case_lines(result):
-                write_lines(self._out, [mask(line)], flush=self._flush)
         self._progress()
 
     def rechecks_started(self, results: list[CaseResult], limit: int) -> None:
@@ -325,13 +322,6 @@ class ConsoleReporter(Reporter):
 
     def _line(self, text: str = "") -> None:
         write_line(self._out, mask(text))
-
-    def _flush(self) -> None:
-        """The put-off flush of case lines (`write_lines`' `flush`): a failure is this reporter's, as at once."""
-        try:
-            self._out.flush()
-        except Exception as exc:
-            self.failed("case_finished", exc)
 
     def _style(self, text: str, colour: str, bold: bool = False) -> str:
         return click.style(text, fg=colour, bold=bold) if self._color else text

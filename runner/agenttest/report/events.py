@@ -11,7 +11,6 @@ from typing import BinaryIO, TextIO
 
 from ..analysis import recheck_decision
 from ..files import json_record
-from ..github.log import flush_soon
 from ..results import CaseResult
 from .base import Report, Reporter, RunInfo, now
 
@@ -33,11 +32,10 @@ class EventsWriter(Reporter):
                     "total_cases": info.total})
 
     def case_finished(self, result: CaseResult) -> None:
-        """The case's lines, flushed with those of the other cases that finish in this turn of the event loop."""
         stamp = now()
-        self._emit({"type": "result", "timestamp": stamp, **result.to_dict()}, soon=True)
+        self._emit({"type": "result", "timestamp": stamp, **result.to_dict()})
         if result.stability is not None:
-            self._emit({"type": "stability", "timestamp": stamp, **result.stability}, soon=True)
+            self._emit({"type": "stability", "timestamp": stamp, **result.stability})
 
     def case_rechecked(self, result: CaseResult) -> None:
         """What a case's rechecks found (`--recheck`), with the evidence the comparison will give."""
@@ -58,30 +56,14 @@ class EventsWriter(Reporter):
             self._handle.close()
             self._handle = None
 
-    def _emit(self, event: dict, *, soon: bool = False) -> None:
-        """Write one line; flush it now, or `soon` (`github.log.flush_soon`)."""
+    def _emit(self, event: dict) -> None:
         if self._handle is None:
             return
         try:
             self._handle.write(json_record(event))
-            if soon:
-                flush_soon(self._flush, self)
-            else:
-                self._handle.flush()
-        except OSError as exc:
-            self._stop(exc)
-
-    def _flush(self) -> None:
-        if self._handle is not None:
-            try:
-                self._handle.flush()
-            except OSError as exc:
-                self._stop(exc)
-
-    def _stop(self, exc: OSError) -> None:
-        """A full disk: say it once, stop writing, let the run go on."""
-        handle, self._handle = self._handle, None
-        self.problem(f"cannot write {self.path}: {exc.strerror or exc}", self._errors)
-        if handle is not None:
+            self._handle.flush()
+        except OSError as exc:           # a full disk: say it once, stop writing, let the run go on
+            self.problem(f"cannot write {self.path}: {exc.strerror or exc}", self._errors)
+            handle, self._handle = self._handle, None
             with contextlib.suppress(OSError):
                 handle.close()
