@@ -194,6 +194,8 @@ def stored(value: Any) -> Any:
     how long they were; a structure larger than MAX_STORED_JSON characters (as `size` counts them) kept as the start of
     its JSON, saying how long it was; NaN, ±Infinity and too-deep parts as `json_safe` writes them. Small values come
     back as they are."""
+    if type(value) is str:      # most values a result keeps: a message, an output, an input
+        return value if len(value) <= MAX_STORED_CHARS else _scalar(value, MAX_STORED_CHARS)
     if value is None or isinstance(value, (bool, int)):
         return value
     if isinstance(value, (str, float)):

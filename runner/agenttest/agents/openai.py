@@ -20,7 +20,7 @@ from .openai_files import read_system, read_tools
 from .openai_stream import read_stream
 from .python import import_callable
 from .registry import ProviderContext
-from .replies import is_event_stream, parse_json, read_text
+from .replies import is_event_stream, read_json
 from .settings import ConnectorSettings, OpenAISettings
 from .tool_loop import ToolKit, combined, steps_exceeded
 from .transport import HttpTransport
@@ -82,6 +82,8 @@ class OpenAIAgent:
         steps: list[AgentResponse] = []
         while True:
             step = await self._complete(endpoint, messages, request.deadline, first_step=not steps)
+            if not steps and not step.tool_calls:
+                return step         # what `combined` makes of one step that called no tool: itself
             step.tools = await self._toolkit.execute(step.tool_calls, request)
             steps.append(step)
             if not self._toolkit.goes_on(step):
@@ -100,7 +102,7 @@ class OpenAIAgent:
                 if is_event_stream(response.content_type):
                     reply = await read_stream(response, shown)
                 else:
-                    reply = parse_json(await read_text(response), response, shown)
+                    reply = await read_json(response, shown)
         except AgentCallError as exc:
             if exc.status == 404 and _without_version(endpoint.url):
                 exc.message += (" — base_url usually ends in /v1 (https://host/v1, http://localhost:11434/v1): "

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+import orjson
+
 from ..bounds import TOO_DEEP
 from ..errors import AgentCallError
 from ..secrets import mask, mask_head
@@ -13,6 +15,13 @@ if TYPE_CHECKING:
     import aiohttp
 
 _SNIPPET = 300            # characters of a reply quoted in an error message
+# orjson reads a reply ~3× faster than the json module, and as it does, save for what these bytes rule out: an
+# integer beyond 64 bits (it makes a float; such a number has 19 digits in a row at least) and nesting the json
+# module finds too deep (orjson goes to 1,024; fewer than 256 brackets cannot nest that deep). What orjson refuses
+# outright (NaN, a lone surrogate, bytes that are not UTF-8) is read by the json module, errors and all.
+_DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
+_LONG_NUMBER = b"0" * 19
+_BRACKETS_ORJSON_READS = 256
 
 
 def is_json_type(content_type: str) -> bool:
@@ -41,6 +50,25 @@ def parse_json(text: str, response: aiohttp.ClientResponse, shown: str) -> Any:
         what = f"HTTP {response.status}, {response.content_type}"
         raise AgentCallError(f"reply from {shown} is not valid JSON ({what}): {snippet(text) or '(empty body)'}") \
             from None
+
+
+async def read_json(response: aiohttp.ClientResponse, shown: str) -> Any:
+    """`parse_json` of `read_text`: the same value, or the same AgentCallError."""
+    raw = await response.read()
+    charset = response.charset
+    if _orjson_reads_alike(raw, charset):
+        try:
+            return orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            pass
+    return parse_json(raw.decode(charset or "utf-8", errors="replace"), response, shown)
+
+
+def _orjson_reads_alike(raw: bytes, charset: str | None) -> bool:
+    """Whether orjson reads `raw` as the json module reads its text, should it read it at all."""
+    return (charset is None or charset.lower() in ("utf-8", "utf8")) \
+        and _LONG_NUMBER not in raw.translate(_DIGITS_AS_ZERO) \
+        and raw.count(b"[") + raw.count(b"{") < _BRACKETS_ORJSON_READS
 
 
 def json_or_text(text: str) -> Any:

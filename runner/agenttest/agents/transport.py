@@ -11,8 +11,7 @@ import random
 import socket
 import ssl
 import time
-from collections.abc import AsyncIterator, Callable, Mapping
-from contextlib import asynccontextmanager
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from typing import Any
@@ -69,6 +68,7 @@ class HttpTransport:
         self._retries = retries
         self._session: aiohttp.ClientSession | None = None
         self._proxies: dict[URL, tuple[URL | None, aiohttp.BasicAuth | None]] = {}
+        self._by_url: dict[str, tuple[URL | None, aiohttp.BasicAuth | None]] = {}
 
     def _client(self) -> aiohttp.ClientSession:
         if self._session is None or self._session.closed:
@@ -83,21 +83,32 @@ class HttpTransport:
         return self._session
 
     def _proxy(self, url: str) -> tuple[URL | None, aiohttp.BasicAuth | None]:
-        """The proxy that HTTP(S)_PROXY / NO_PROXY choose for `url`'s origin, as curl and requests honour them."""
+        """The proxy that HTTP(S)_PROXY / NO_PROXY choose for `url`'s origin, as curl and requests honour them.
+        Kept by the URL too: parsing it again on every call cost ~2 µs of each."""
+        found = self._by_url.get(url)
+        if found is not None:
+            return found
         origin = URL(url).origin()
         if origin not in self._proxies:
             try:
                 self._proxies[origin] = aiohttp.helpers.get_env_proxy_for_url(origin)
             except LookupError:
                 self._proxies[origin] = (None, None)
+        if len(self._by_url) < 1024:        # an agent's endpoints: a handful of URLs
+            self._by_url[url] = self._proxies[origin]
         return self._proxies[origin]
 
-    @asynccontextmanager
-    async def send(self, url: str, body: Any, headers: Mapping[str, str], deadline: float | None,
-                   method: str = "POST") -> AsyncIterator[aiohttp.ClientResponse]:
-        """Send `body` as JSON and yield the successful response. Connection errors, 429 and 5xx are retried with
-        exponential backoff and jitter (or `Retry-After`), never waiting past `deadline`; every other fault, and a
-        connection that breaks while the caller reads the reply, raises AgentCallError."""
+    def send(self, url: str, body: Any, headers: Mapping[str, str], deadline: float | None,
+             method: str = "POST") -> _Sending:
+        """Send `body` as JSON and yield the successful response (`async with … as response`). Connection errors,
+        429 and 5xx are retried with exponential backoff and jitter (or `Retry-After`), never waiting past
+        `deadline`; every other fault, and a connection that breaks while the caller reads the reply, raises
+        AgentCallError."""
+        return _Sending(self, url, body, headers, deadline, method)
+
+    async def _respond(self, url: str, body: Any, headers: Mapping[str, str], deadline: float | None,
+                       method: str) -> aiohttp.ClientResponse:
+        """The successful response to `body` (see `send`), after the retries it took."""
         shown = display_url(url)
         data = _json_body(body)
         headers = {"Content-Type": "application/json", **headers}
@@ -122,14 +133,7 @@ class HttpTransport:
                                  f"{display_url(str(response.url))} as a {response.method}, without its body: set "
                                  "the agent's URL to where it points", "agent", retryable=False).error(attempts)
                 if response.status < 400:
-                    try:
-                        yield response
-                    except aiohttp.ClientError as exc:
-                        response.close()
-                        raise AgentCallError(_broken_reply(exc, response, shown)) from exc
-                    finally:
-                        response.release()
-                    return
+                    return response
                 fault = await _status_fault(response, shown)
             if not fault.retryable or attempts > self._retries:
                 raise fault.error(attempts)
@@ -143,6 +147,33 @@ class HttpTransport:
         if self._session is not None:
             await self._session.close()
             self._session = None
+
+
+class _Sending:
+    """`HttpTransport.send`'s `async with`: the response while the caller reads it, released after; a connection
+    that breaks meanwhile is an AgentCallError. (A class, not an `asynccontextmanager`: its generator cost every
+    call ~3 µs.)"""
+
+    __slots__ = ("_request", "_response", "_transport")
+
+    def __init__(self, transport: HttpTransport, *request: Any) -> None:
+        self._transport = transport
+        self._request = request
+        self._response: aiohttp.ClientResponse | None = None
+
+    async def __aenter__(self) -> aiohttp.ClientResponse:
+        self._response = await self._transport._respond(*self._request)
+        return self._response
+
+    async def __aexit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: Any) -> None:
+        response = self._response
+        assert response is not None
+        try:
+            if isinstance(exc, aiohttp.ClientError):
+                response.close()
+                raise AgentCallError(_broken_reply(exc, response, display_url(self._request[0]))) from exc
+        finally:
+            response.release()
 
 
 def _backoff(attempt: int) -> float:

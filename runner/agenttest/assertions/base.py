@@ -51,9 +51,7 @@ class AssertionSpec:
         assertion that gives no options has the model's defaults (one instance, shared), made when first read:
         loading a suite needs no options model, nor pydantic, for the assertions that give none."""
         if isinstance(self._typed_options, _Defaults):
-            from .options import defaults
-
-            self._typed_options = defaults(self._typed_options.model())
+            self._typed_options = self._typed_options.options()
         return self._typed_options
 
     @typed_options.setter
@@ -189,23 +187,40 @@ def prepare_assertion(spec: AssertionSpec) -> None:
         raise SuiteError(f"unknown assertion type {spec.type!r} (valid: {', '.join(known_types())})")
     if kind.has_options:
         spec.typed_options = _read_options(kind.name, kind.options, spec.options) if spec.options else \
-            _Defaults(kind)     # made when first read (`AssertionSpec.typed_options`)
+            _Defaults.of(kind)      # made when first read (`AssertionSpec.typed_options`)
     if kind.prepare is not None:
         kind.prepare(spec)
 
 
 class _Defaults:
-    """The options of an assertion that gives none, until first read: its type's defaults."""
+    """The options of an assertion that gives none, until first read: its type's defaults. One per type, shared by
+    its assertions, which keeps the defaults once made: reading them cost each of 10,000 cases an import
+    statement and a cache lookup."""
 
-    __slots__ = ("kind",)
+    __slots__ = ("kind", "made")
 
     def __init__(self, kind: AssertionType) -> None:
         self.kind = kind
+        self.made: AssertionOptions | None = None
 
-    def model(self) -> type[AssertionOptions]:
-        model = self.kind.options
-        assert model is not None
-        return model
+    @classmethod
+    def of(cls, kind: AssertionType) -> _Defaults:
+        pending = _PENDING.get(kind.name)
+        if pending is None or pending.kind is not kind:
+            pending = _PENDING[kind.name] = cls(kind)
+        return pending
+
+    def options(self) -> AssertionOptions:
+        if self.made is None:
+            from .options import defaults
+
+            model = self.kind.options
+            assert model is not None
+            self.made = defaults(model)
+        return self.made
+
+
+_PENDING: dict[str, _Defaults] = {}
 
 
 def _read_options(name: str, model: type[AssertionOptions], written: dict[str, Any]) -> AssertionOptions:

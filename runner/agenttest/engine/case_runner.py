@@ -72,6 +72,10 @@ class CaseWork:
     usage: Usage
     helpers: HelperCaller
 
+    def chat_context(self) -> dict[str, Any]:
+        """The case's request context (its helpers'), with a chat id of its own."""
+        return RequestIdentity.again(self.helpers.context)
+
     def remaining(self) -> float:
         return max(self.deadline - time.monotonic(), 0.0)
 

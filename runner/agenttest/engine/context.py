@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-import os
+import random
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -14,6 +14,10 @@ from ..files import MAX_NAMED_FILE_BYTES, read_regular_file
 
 DEFAULT_USER = "test-user"
 DEFAULT_TEAM = "test-team"
+# The chat ids' random part, from a generator of our own (seeded by the OS, as `random` seeds itself): a user's
+# agent or hook that seeds the `random` module cannot make two runs' chat ids the same. os.urandom cost a system
+# call for each of them.
+_CHAT_IDS = random.Random()
 
 
 @dataclass
@@ -59,7 +63,7 @@ class RequestIdentity:
         or a test calling through the Python API); each call gets its own chat id (no session leaks)."""
         case_id = case.id if case is not None else test_id
         context: dict[str, Any] = {
-            "chat_id": f"test-{case_id}-{os.urandom(4).hex()}",
+            "chat_id": _chat_id(case_id),
             "test_id": case_id,
             "run": run,
             "user_id": self.user_for(case),
@@ -75,6 +79,11 @@ class RequestIdentity:
             context["client"] = self.client
         return context
 
+    @staticmethod
+    def again(context: dict[str, Any]) -> dict[str, Any]:
+        """`context` (a `request_context`) with a chat id of its own: the same case's next chat."""
+        return {**context, "chat_id": _chat_id(context["test_id"])}
+
     def hook_context(self, case: Case | None = None) -> dict[str, Any]:
         user = self.user_for(case) if case else self.user or DEFAULT_USER
         team = self.team_for(case) if case else self.team or DEFAULT_TEAM
@@ -85,3 +94,8 @@ class RequestIdentity:
         """The report's `environment` block."""
         return {"user_id": self.user or DEFAULT_USER, "team_id": self.team or DEFAULT_TEAM, "locale": self.locale,
                 "referer": self.referer}
+
+
+def _chat_id(case_id: str) -> str:
+    """`test-<case id>-<8 random hex digits>`."""
+    return f"test-{case_id}-{_CHAT_IDS.getrandbits(32):08x}"

@@ -15,7 +15,7 @@ class StandardRunner(CaseRunner):
     """Runs one standard-mode case against the target."""
 
     async def execute(self, case: Case, result: CaseResult, work: CaseWork) -> None:
-        request = self.request(case, case.messages, self.services.context.request_context(case, work.run), work)
+        request = self.request(case, case.messages, work.chat_context(), work)
         response, latency_ms = await self.call_target(request, work)
         result.output = response.subject()
         result.trace = response_trace(response)

@@ -28,6 +28,7 @@ from contextlib import contextmanager
 from typing import TextIO
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+_UTF8 = ("utf-8", "UTF-8", "utf8")
 _lock = threading.RLock()          # the open block's token changes under it; providers may register from threads
 
 
@@ -42,8 +43,14 @@ def printable(text: str, encoding: str | None = None) -> str:
     encoding that lacks some of its characters (an ASCII locale, a legacy Windows console, `PYTHONIOENCODING=ascii`
     for a font without them), the symbols agenttest prints in their text forms (`[FAIL]`, `[ok]`, `->`) and any
     other missing character as `?`. Nothing is stripped or masked: the text is already what we mean to print."""
-    text = _SURROGATE.sub(lambda match: visible(match.group()), text)
     encoding = encoding or "utf-8"
+    if encoding in _UTF8:
+        try:
+            text.encode(encoding)       # fails exactly when a lone surrogate is there: else the text is printable
+            return text
+        except UnicodeEncodeError:
+            pass
+    text = _SURROGATE.sub(lambda match: visible(match.group()), text)
     try:
         text.encode(encoding)
     except UnicodeEncodeError:
