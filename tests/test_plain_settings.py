@@ -16,9 +16,9 @@ from pydantic import BaseModel
 
 from agenttest.agents import settings as models
 from agenttest.agents.registry import PROVIDERS
-from agenttest.errors import ConfigError
+from agenttest.errors import ConfigError, UsageError
 from agenttest.option_table import OPTION_NAMES, options
-from agenttest.options import RunOptions, check_options
+from agenttest.options import PlainOptions, RunOptions, check_options, merge_options
 from agenttest.plain_settings import (
     MODELS,
     PROVIDER_MODELS,
@@ -27,6 +27,7 @@ from agenttest.plain_settings import (
     plain_agent,
     plain_config,
     plain_defaults,
+    plain_options,
 )
 from agenttest.project import load_project
 
@@ -119,6 +120,43 @@ def test_each_option_read_plainly_is_one_the_model_accepts(name: str) -> None:
     read = [value for value in GRID if plain_defaults({name: value})]
     assert [value for value in read if check_options({name: value})] == []
     assert read or name in VALIDATED - {"timeout", "simulator", "judge", "cache"} or rows[name].type is float
+
+
+run_options = st.lists(st.sampled_from(OPTION_NAMES), max_size=5).flatmap(
+    lambda names: st.fixed_dictionaries({name: _mostly(option_values[name], values) for name in names}))
+
+
+def _held(options: Any) -> dict[str, tuple[type, Any]]:
+    return {name: (type(getattr(options, name)), getattr(options, name)) for name in OPTION_NAMES}
+
+
+@SETTINGS
+@given(run_options)
+def test_options_read_plainly_are_those_the_model_holds(value: dict[str, Any]) -> None:
+    """`merge_options(…, plain=True)` (a run of the CLI or the Action): what plain_options reads, the model accepts
+    and holds alike — every value of the same type, the same `model_dump`, the same timeout — and what it leaves,
+    the model reads (and says what is wrong with)."""
+    if plain_options(value) is None:
+        return
+    assert check_options(value) == []
+    if value.get("record") and value.get("replay"):
+        for plain in (False, True):
+            with pytest.raises(UsageError, match=r"^--record and --replay: "):
+                merge_options(value, plain=plain)
+        return
+    plainly, by_model = merge_options(value, plain=True), merge_options(value)
+    assert isinstance(plainly, PlainOptions) and _held(plainly) == _held(by_model)
+    for exclude_none in (False, True):
+        assert list(plainly.model_dump(exclude_none=exclude_none).items()) == list(
+            by_model.model_dump(exclude_none=exclude_none).items())
+    assert plainly.timeout_seconds == by_model.timeout_seconds and plainly == by_model
+
+
+@pytest.mark.parametrize("name", OPTION_NAMES)
+def test_each_option_given_alone_is_read_plainly_as_the_model_reads_it(name: str) -> None:
+    for value in GRID:
+        if plain_options({name: value}) is not None:
+            assert _held(merge_options({name: value}, plain=True)) == _held(merge_options({name: value}))
 
 
 # Values of (or near) each annotation of the settings tables: an item of another type now and then.

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import Annotated, Any, Literal, Union, get_args, get_origin, get_type_hints
 
 from .durations import parse_timeout
-from .option_table import OPTION_NAMES, Limit, OptionTable
+from .option_table import OPTION_NAMES, Limit, OptionTable, agent_option
 
 Check = Callable[[Any], bool]
 
@@ -166,6 +166,22 @@ def plain_defaults(defaults: Any) -> bool:
         return False
     normal = {key.replace("-", "_"): value for key, value in defaults.items()}
     return all(name in _OPTIONS and _OPTIONS[name](value) for name, value in normal.items())
+
+
+def plain_options(values: dict[str, Any]) -> dict[str, Any] | None:
+    """The run options as `options.RunOptions` would hold them — every option of the table in its order, the given
+    value or else the default — when each value given (its key already known: `options.merge_options`) is of the
+    plain shapes; else None, for the model to read and say what is wrong."""
+    if not _OPTIONS:
+        _OPTIONS.update(_option_checks())
+    for name, value in values.items():
+        check = _OPTIONS.get(name)
+        if check is None or not check(value):
+            return None
+    read = {name: values[name] if name in values else getattr(OptionTable, name) for name in OPTION_NAMES}
+    for name in ("simulator", "judge"):     # what the model's validator makes of them (`agents:ID` is ID)
+        read[name] = agent_option(read[name])
+    return read
 
 
 def plain_config(expanded: dict[str, Any]) -> bool:

@@ -8,7 +8,7 @@ import os
 import sys
 import time
 from collections.abc import Coroutine
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -106,7 +106,7 @@ async def _run(config: RunConfig, reporting: Reporting) -> RunOutcome:
 
 def _load(config: RunConfig) -> tuple[Suite, Checks]:
     """Stage load: the suites, read against the config's agents and default helpers."""
-    checks = checks_for(config.project, config.options.simulator, config.options.judge)
+    checks = replace(checks_for(config.project, config.options.simulator, config.options.judge), plain=True)
     with reading():
         suite = load_suite(config.inputs, cwd=config.cwd,
                            project_dir=config.project.directory if config.project.path else None,
