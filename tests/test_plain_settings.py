@@ -20,10 +20,12 @@ from agenttest.errors import ConfigError, UsageError
 from agenttest.option_table import OPTION_NAMES, options
 from agenttest.options import PlainOptions, RunOptions, check_options, merge_options
 from agenttest.plain_settings import (
+    DEFAULTS,
     MODELS,
     PROVIDER_MODELS,
     TAKES,
     VALIDATED,
+    PlainSettings,
     plain_agent,
     plain_config,
     plain_defaults,
@@ -209,6 +211,65 @@ def test_an_agent_read_plainly_is_one_its_model_accepts(provider: str) -> None:
             model.model_validate(entry)
 
     check()
+
+
+@pytest.mark.parametrize("name", sorted(DEFAULTS))
+def test_the_plain_defaults_are_the_models(name: str) -> None:
+    model: type[BaseModel] = getattr(models, name)
+    assert list(model.model_fields) == list(DEFAULTS[name])        # the same fields, in the same order
+    for key, info in model.model_fields.items():
+        default = DEFAULTS[name][key]
+        if info.is_required():
+            assert default is None and key in MODELS[name] and MODELS[name][key][1]
+        elif default in (list, dict):
+            assert info.default_factory is default
+        else:
+            assert info.default_factory is None and type(info.default) is type(default) and info.default == default
+
+
+def _fields_held(settings: Any, fields: Any) -> dict[str, tuple[type, Any]]:
+    return {key: (type(getattr(settings, key)), getattr(settings, key)) for key in fields}
+
+
+@pytest.mark.parametrize("provider", [name for name, model in PROVIDER_MODELS.items() if model in DEFAULTS])
+def test_an_agent_read_plainly_holds_what_its_model_holds(provider: str) -> None:
+    """An agent of the plain shapes is read without its model (`PlainSettings`, a run's agents): every field the
+    same value of the same type, its own copy of what the model copies, the same object where the model keeps it;
+    the model's own API (`model_dump`, …) answered by the model."""
+    model = PROVIDERS[provider].settings
+
+    @SETTINGS
+    @given(_entries(model.__name__, {"provider": st.just(provider)}))
+    def check(entry: dict[str, Any]) -> None:
+        if not plain_agent(entry):
+            return
+        plainly, by_model = PlainSettings(model.__name__, entry, lambda: model.model_validate(entry)), \
+            model.model_validate(entry)
+        assert _fields_held(plainly, model.model_fields) == _fields_held(by_model, model.model_fields)
+        for key in model.model_fields:
+            plain_value, model_value = getattr(plainly, key), getattr(by_model, key)
+            assert (plain_value is entry.get(key)) == (model_value is entry.get(key)), key
+            if isinstance(model_value, list) and key in entry:
+                assert [a is b for a, b in zip(plain_value, entry[key], strict=True)] == [
+                    a is b for a, b in zip(model_value, entry[key], strict=True)], key
+            if isinstance(model_value, dict) and key in entry:
+                assert [a is b for a, b in zip(plain_value.values(), entry[key].values(), strict=True)] == [
+                    a is b for a, b in zip(model_value.values(), entry[key].values(), strict=True)], key
+        assert plainly.model_dump() == by_model.model_dump() and repr(plainly) == repr(by_model)
+        with pytest.raises(AttributeError):
+            plainly.builtin  # noqa: B018
+
+    check()
+
+
+def test_a_run_reads_its_openai_agent_plainly(tmp_path: Path) -> None:
+    path = tmp_path / "agenttest.yaml"
+    path.write_text("version: 1\nagents:\n  bot: {provider: openai, model: m, params: {temperature: 0}}\n"
+                    "  j: {builtin: validator, model: m}\n  py: {provider: python, callable: 'm:f'}\n")
+    agents = load_project(path, plain=True).agents
+    assert isinstance(agents["bot"], PlainSettings) and agents["bot"].params == {"temperature": 0}
+    assert isinstance(agents["j"], models.BuiltinSettings) and isinstance(agents["py"], models.PythonSettings)
+    assert not isinstance(load_project(path).agents["bot"], PlainSettings)
 
 
 @SETTINGS

@@ -195,3 +195,51 @@ def plain_config(expanded: dict[str, Any]) -> bool:
     return plain_defaults(expanded.get("defaults", {})) and _object(connectors) and _object(agents) \
         and all(_fits(entry, "ConnectorSettings") for entry in connectors.values()) \
         and all(plain_agent(entry) for entry in agents.values())
+
+
+# The models whose entries an agent of the plain shapes is read as without pydantic (`PlainSettings`): each field in
+# the model's order with its default (`list` and `dict`: a new one for each agent, as the model's default factory).
+# tests/test_plain_settings.py checks them against the models.
+DEFAULTS: dict[str, dict[str, Any]] = {
+    "OpenAISettings": {"provider": None, "description": "", "price": None, "tools": None, "input_tools": list,
+                       "connector": None, "base_url": None, "api_key": None, "model": None, "headers": dict,
+                       "params": dict, "system": None, "stream": False, "mock_tools": dict, "tool_callables": dict,
+                       "max_tool_steps": 10},
+}
+
+
+def _as_held(annotation: str, value: Any) -> Any:
+    """A value of the plain shapes as the model holds it: its own copy of each object and list it checks, the
+    values inside an object of any values kept as they are."""
+    if annotation in ("dict[str, str]", "dict[str, typing.Any]"):
+        return dict(value)
+    if annotation == "list[str]":
+        return list(value)
+    if annotation == "str | list[dict[str, typing.Any]] | None" and type(value) is list:
+        return [dict(item) for item in value]
+    return value
+
+
+class PlainSettings:
+    """An agent's entry of the plain shapes (`plain_agent`) read as its settings model would read it, without
+    pydantic: every field of the model, the value given or else the default. Anything else asked of it (the model's
+    `model_dump`, `model_copy`, …) is asked of the model, built then by `read`."""
+
+    def __init__(self, model: str, entry: dict[str, Any], read: Callable[[], Any]) -> None:
+        fields = MODELS[model]
+        for name, default in DEFAULTS[model].items():
+            value = _as_held(fields[name][0], entry[name]) if name in entry else (
+                default() if default in (list, dict) else default)
+            self.__dict__[name] = value
+        self.__dict__.update(_name=model, _read=read, _model=None)
+
+    def __getattr__(self, name: str) -> Any:      # what is no field: the model's
+        if not name.startswith("model_"):
+            raise AttributeError(name)
+        if self.__dict__["_model"] is None:
+            self.__dict__["_model"] = self.__dict__["_read"]()
+        return getattr(self.__dict__["_model"], name)
+
+    def __repr__(self) -> str:      # as the model's
+        model = self.__dict__["_name"]
+        return f"{model}({', '.join(f'{name}={self.__dict__[name]!r}' for name in DEFAULTS[model])})"
