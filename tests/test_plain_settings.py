@@ -4,6 +4,8 @@ variable and secret."""
 
 from __future__ import annotations
 
+import datetime
+import math
 import tempfile
 from pathlib import Path
 from typing import Any, Literal, get_args, get_origin
@@ -15,6 +17,7 @@ from hypothesis import strategies as st
 from pydantic import BaseModel
 
 from agenttest.agents import settings as models
+from agenttest.agents.recorded_config import _LEFT_OUT
 from agenttest.agents.registry import PROVIDERS
 from agenttest.errors import ConfigError, UsageError
 from agenttest.option_table import OPTION_NAMES, options
@@ -256,10 +259,39 @@ def test_an_agent_read_plainly_holds_what_its_model_holds(provider: str) -> None
                 assert [a is b for a, b in zip(plain_value.values(), entry[key].values(), strict=True)] == [
                     a is b for a, b in zip(model_value.values(), entry[key].values(), strict=True)], key
         assert plainly.model_dump() == by_model.model_dump() and repr(plainly) == repr(by_model)
+        _recorded_alike(PlainSettings(model.__name__, entry, lambda: model.model_validate(entry)), by_model)
         with pytest.raises(AttributeError):
             plainly.builtin  # noqa: B018
 
     check()
+
+
+def _recorded_alike(plainly: PlainSettings, by_model: BaseModel) -> None:
+    """What a cassette records of the agent (recorded_config: JSON, defaults left out) is the model's, key order
+    too; read without the model whenever its values are plain JSON."""
+    for exclude in (set(), {"api_key", "headers", "description"}, _LEFT_OUT):
+        dumped = plainly.model_dump(mode="json", exclude=exclude, exclude_defaults=True)
+        expected = by_model.model_dump(mode="json", exclude=exclude, exclude_defaults=True)
+        assert list(dumped.items()) == list(expected.items())
+    assert (plainly.__dict__["_model"] is None) == _plain_json(by_model.model_dump(exclude=_LEFT_OUT))
+
+
+def _plain_json(value: Any) -> bool:
+    """Strings, finite numbers, true, false, null, and lists and string-keyed objects of them."""
+    if isinstance(value, dict):
+        return all(type(key) is str and _plain_json(item) for key, item in value.items())
+    if isinstance(value, list):
+        return all(_plain_json(item) for item in value)
+    return value is None or type(value) in (str, int, bool) or (type(value) is float and math.isfinite(value))
+
+
+@pytest.mark.parametrize("params", [{"t": float("inf")}, {"t": float("nan")}, {"d": datetime.date(2026, 1, 2)},
+                                    {"n": {1: "a"}}, {"b": b"x"}, {"t": (1, 2)}, {"t": 0.5, "n": [None, True]}])
+def test_what_a_cassette_records_of_any_params_is_the_models(params: dict[str, Any]) -> None:
+    entry = {"provider": "openai", "model": "m", "params": params, "stream": True}
+    model = models.OpenAISettings
+    _recorded_alike(PlainSettings("OpenAISettings", entry, lambda: model.model_validate(entry)),
+                    model.model_validate(entry))
 
 
 def test_a_run_reads_its_openai_agent_plainly(tmp_path: Path) -> None:

@@ -13,6 +13,7 @@ them against the models (and the run options against `options.RunOptions`), and 
 
 from __future__ import annotations
 
+import math
 import types
 from collections.abc import Callable
 from typing import Annotated, Any, Literal, Union, get_args, get_origin, get_type_hints
@@ -220,6 +221,23 @@ def _as_held(annotation: str, value: Any) -> Any:
     return value
 
 
+_NOT_JSON = object()
+
+
+def _json_copy(value: Any) -> Any:
+    """A copy of a value of plain JSON as `model_dump(mode="json")` makes it, or _NOT_JSON for anything else."""
+    kind = type(value)
+    if kind in (str, int, bool) or value is None or (kind is float and math.isfinite(value)):
+        return value
+    if kind is list:
+        items = [_json_copy(item) for item in value]
+        return _NOT_JSON if any(item is _NOT_JSON for item in items) else items
+    if kind is dict and all(type(key) is str for key in value):
+        copied = {key: _json_copy(item) for key, item in value.items()}
+        return _NOT_JSON if any(item is _NOT_JSON for item in copied.values()) else copied
+    return _NOT_JSON
+
+
 class PlainSettings:
     """An agent's entry of the plain shapes (`plain_agent`) read as its settings model would read it, without
     pydantic: every field of the model, the value given or else the default. Anything else asked of it (the model's
@@ -239,6 +257,20 @@ class PlainSettings:
         if self.__dict__["_model"] is None:
             self.__dict__["_model"] = self.__dict__["_read"]()
         return getattr(self.__dict__["_model"], name)
+
+    def model_dump(self, *, mode: str = "python", exclude: set[str] | None = None, exclude_defaults: bool = False,
+                   **more: Any) -> dict[str, Any]:
+        """The model's `model_dump`. What a cassette records of the agent (`mode="json"`, `exclude_defaults`:
+        agents.recorded_config) is read here when every value kept is plain JSON (strings with string keys, finite
+        numbers, true, false, null); anything else by the model."""
+        if mode == "json" and exclude_defaults and not more:
+            defaults = DEFAULTS[self.__dict__["_name"]]
+            kept = {name: self.__dict__[name] for name, default in defaults.items() if name not in (exclude or ())
+                    and self.__dict__[name] != (default() if default in (list, dict) else default)}
+            copied = _json_copy(kept)
+            if copied is not _NOT_JSON:
+                return copied  # type: ignore[no-any-return]
+        return self.__getattr__("model_dump")(mode=mode, exclude=exclude, exclude_defaults=exclude_defaults, **more)
 
     def __repr__(self) -> str:      # as the model's
         model = self.__dict__["_name"]

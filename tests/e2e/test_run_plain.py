@@ -177,3 +177,17 @@ def test_a_plain_run_loads_no_pydantic(tmp_path: Path) -> None:
     assert sorted(name for name in loaded if name.split(".")[0] in ("pydantic", "pydantic_core")) == []
     assert sorted(loaded & {"agenttest.run_options", "agenttest.cases.schema", "agenttest.agents.settings",
                             "agenttest.report.report_file", "agenttest.assertions.option_models"}) == []
+
+
+def test_a_recording_made_by_the_models_replays_plainly(tmp_path: Path) -> None:
+    """A cassette remembers the agent's settings (recorded_config), read here without the model: a recording made
+    with the models alone replays every call, the agent the same."""
+    root = _plain_project(tmp_path / "p")
+    with helper_server() as (_, server):
+        env = {"BRAIN_URL": server.base_url, "BRAIN_KEY": "k"}
+        recorded = _run(root, ["-i", "s.jsonl", "--no-cache", "--record", "tapes"], env, MODELS_ONLY)
+        calls = len(server.requests)
+    replayed = _run(root, ["-i", "s.jsonl", "--no-cache", "--replay", "tapes"], env, COMMAND)
+    assert recorded[0] == replayed[0] == 1 and calls > 0, replayed
+    assert "replay: " not in replayed[1] + replayed[2] + replayed[3]["report.json"], replayed     # no call missed
+    assert replayed[3]["report.json"].count('"status": "passed"') == 3
