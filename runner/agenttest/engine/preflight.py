@@ -6,13 +6,16 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..agents.pool import AgentPool
-from ..agents.replay import Cassettes
 from ..cases.model import Case, InvalidCase, Suite
 from ..config import RunConfig
 from ..errors import UsageError
 from ..workspace import repository_root, write_refusal
+
+if TYPE_CHECKING:       # the cassettes' module is loaded by a run that records or replays
+    from ..agents.replay import Cassettes
 
 
 def suite_sources(suite: Suite) -> list[str]:
@@ -26,13 +29,15 @@ def open_cassettes(config: RunConfig, sources: list[str]) -> Cassettes | None:
     for neither. UsageError when there is nothing to replay, or a recording could not be written — found now, not
     after every case has run."""
     options = config.options
+    if not (options.replay or options.record):
+        return None
+    from ..agents.replay import Cassettes
+
     if options.replay:
         directory = config.cwd / options.replay
         if not directory.is_dir():
             raise UsageError(f"--replay {options.replay}: no such directory (record it first with --record)")
         return Cassettes(directory, options.replay, cwd=config.cwd, root=repository_root(config.cwd))
-    if not options.record:
-        return None
     directory = config.cwd / options.record
     refuse_leaving(directory, f"--record {options.record}", config.cwd)
     blocking = next((p for p in (directory, *directory.parents) if p.exists()), None)
