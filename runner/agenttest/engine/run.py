@@ -39,7 +39,6 @@ from ..user_errors import collecting
 from ..workspace import checkout_root
 from .case_runner import AFTER_HOOK_GRACE, RunServices, base_result, case_dict, result_dict
 from .context import RequestIdentity
-from .generate import generate
 from .hooks import Hooks
 from .interactive import ConversationSettings, conversation_settings
 from .plan import build_helpers, checks_for, prepare_generators, select, shard, suite_digest
@@ -52,7 +51,6 @@ from .preflight import (
     refuse_leaving,
     suite_sources,
 )
-from .rechecks import Rechecker, to_recheck
 from .repeats import Repeats, Unit
 from .schedule import Scheduler
 from .signals import Interrupts, cancelled_by_signals
@@ -167,6 +165,8 @@ async def _plan(config: RunConfig, suite: Suite, pool: AgentPool, checks: Checks
     if suite.generators:    # generators write cases for the target: it must exist before they are asked
         pool.target(config.agent_id)
         prepare_generators(suite, pool, config.cwd)
+        from .generate import generate  # here: a suite without generators needs none of their code
+
         with cancelled_by_signals():
             entries = await generate(suite, pool, config.agent_id or "", cwd=config.cwd, checks=checks,
                                      timeout=config.timeout, usage=generation, cache=prepared.cache,
@@ -344,6 +344,8 @@ async def _rechecks(run: _Run, interrupts: Interrupts) -> None:
     options, baseline = run.config.options, run.reporting.baseline
     if baseline is None or not options.recheck or options.interactive or run.scheduler.interrupted:
         return
+    from .rechecks import Rechecker, to_recheck  # here: only a run compared with a baseline rechecks
+
     rechecks = to_recheck(run.plan.entries, run.results, baseline)
     if not rechecks:
         return
