@@ -92,9 +92,11 @@ def check_writable(config: RunConfig, files: list[tuple[Path, str]]) -> None:
     """The output directory and every file the reporters will write (each with the option that named it) may be
     written, and their directories exist and are writable, before any case runs: a green run must never end
     without its report."""
-    refuse_leaving(config.output_dir, f"--output-dir {config.options.output_dir}", config.cwd)
+    root = repository_root(config.cwd)      # once for every file (it walks up to the `.git`)
+    refuse_leaving(config.output_dir, f"--output-dir {config.options.output_dir}", config.cwd, root=root)
     for path, shown in files:
-        refuse_leaving(path, shown, config.cwd, within=config.output_dir if path.parent == config.output_dir else None)
+        refuse_leaving(path, shown, config.cwd, within=config.output_dir if path.parent == config.output_dir else None,
+                       root=root)
     for directory in dict.fromkeys(path.parent for path, _ in files):
         try:
             directory.mkdir(parents=True, exist_ok=True)
@@ -104,9 +106,9 @@ def check_writable(config: RunConfig, files: list[tuple[Path, str]]) -> None:
             raise UsageError(f"cannot write to the output directory {directory}")
 
 
-def refuse_leaving(path: Path, shown: str, cwd: Path, within: Path | None = None) -> None:
+def refuse_leaving(path: Path, shown: str, cwd: Path, within: Path | None = None, *, root: Path | None = None) -> None:
     """UsageError (exit 2, before any case runs) when `path` must not be written: in the repository as named, out
-    of it through a symlink (`workspace.write_refusal`)."""
-    why = write_refusal(path, repository_root(cwd), within)
+    of it through a symlink (`workspace.write_refusal`). `root`: the repository's, when the caller has it."""
+    why = write_refusal(path, root or repository_root(cwd), within)
     if why:
         raise UsageError(f"{shown}: {why}; agenttest will not write there")
