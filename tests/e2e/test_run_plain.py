@@ -78,7 +78,7 @@ def _in_order(path: Path) -> str:
 def _alike(tmp_path: Path, source: Path, names: list[str], args: list[str],
            env: dict[str, str] | None = None) -> tuple[int, str, str, dict[str, str], dict[str, Any]]:
     """The run of `args` in a copy of `source`, plainly and with the models alone: asserted the same (and the
-    summary of its report.json)."""
+    summary of its report.json). One case at a time (`--parallel 1`): the console says each as it finishes."""
     said = []
     root = tmp_path / "project"         # the same place for both: paths show in the artifacts
     for script in (COMMAND, MODELS_ONLY):
@@ -93,20 +93,20 @@ def _alike(tmp_path: Path, source: Path, names: list[str], args: list[str],
     return (*said[0], summary)
 
 
-@pytest.mark.parametrize("flags", [[], ["--parallel", "2", "--timeout", "30s", "--judge", "agents:judge", "-v",
+@pytest.mark.parametrize("flags", [[], ["--max-tokens", "100000", "--timeout", "30s", "--judge", "agents:judge", "-v",
                                         "--no-cache", "--max-annotations", "3", "--color", "never",
                                         "--fail-on", "never", "--recheck", "0"]])
 def test_a_recorded_run_replays_alike(tmp_path: Path, flags: list[str]) -> None:
     code, stdout, _, artifacts, _ = _alike(
         tmp_path, RECORDED, ["agenttest.yaml", "tests", "tapes"],
-        ["-i", "tests/s.jsonl", "-i", "agents:gen?count=2", "--replay", "tapes", *flags])
+        ["-i", "tests/s.jsonl", "-i", "agents:gen?count=2", "--replay", "tapes", "--parallel", "1", *flags])
     assert code == (0 if flags else 1) and "PASSED" in stdout and set(artifacts) >= {"report.json", "junit.xml"}
 
 
 def test_the_python_example_runs_alike(tmp_path: Path) -> None:
     source = ROOT / "examples" / "expense"
     code, stdout, stderr, _, summary = _alike(tmp_path, source, [path.name for path in source.iterdir()],
-                                              ["-i", "tests", "--parallel", "3"])
+                                              ["-i", "tests", "--parallel", "1"])
     assert code == 1 and summary["passed"] == 10, stdout + stderr
 
 
@@ -154,7 +154,7 @@ def test_an_openai_project_runs_alike(tmp_path: Path) -> None:
     with helper_server() as (_, server):
         env = {"BRAIN_URL": server.base_url, "BRAIN_KEY": "sk-plain"}
         code, stdout, stderr, artifacts, summary = _alike(tmp_path, source, ["agenttest.yaml", "s.jsonl"],
-                                                          ["-i", "s.jsonl", "--parallel", "2", "--no-cache"], env)
+                                                          ["-i", "s.jsonl", "--parallel", "1", "--no-cache"], env)
     assert code == 1, stdout + stderr
     assert (summary["passed"], summary["failed"]) == (3, 1), stdout + stderr
     assert "sk-plain" not in stdout + stderr + "".join(artifacts.values())
