@@ -4,6 +4,8 @@ variable and secret."""
 
 from __future__ import annotations
 
+import datetime
+import math
 import tempfile
 from pathlib import Path
 from typing import Any, Literal, get_args, get_origin
@@ -15,18 +17,22 @@ from hypothesis import strategies as st
 from pydantic import BaseModel
 
 from agenttest.agents import settings as models
+from agenttest.agents.recorded_config import _LEFT_OUT
 from agenttest.agents.registry import PROVIDERS
-from agenttest.errors import ConfigError
+from agenttest.errors import ConfigError, UsageError
 from agenttest.option_table import OPTION_NAMES, options
-from agenttest.options import RunOptions, check_options
+from agenttest.options import PlainOptions, RunOptions, check_options, merge_options
 from agenttest.plain_settings import (
+    DEFAULTS,
     MODELS,
     PROVIDER_MODELS,
     TAKES,
     VALIDATED,
+    PlainSettings,
     plain_agent,
     plain_config,
     plain_defaults,
+    plain_options,
 )
 from agenttest.project import load_project
 
@@ -121,6 +127,43 @@ def test_each_option_read_plainly_is_one_the_model_accepts(name: str) -> None:
     assert read or name in VALIDATED - {"timeout", "simulator", "judge", "cache"} or rows[name].type is float
 
 
+run_options = st.lists(st.sampled_from(OPTION_NAMES), max_size=5).flatmap(
+    lambda names: st.fixed_dictionaries({name: _mostly(option_values[name], values) for name in names}))
+
+
+def _held(options: Any) -> dict[str, tuple[type, Any]]:
+    return {name: (type(getattr(options, name)), getattr(options, name)) for name in OPTION_NAMES}
+
+
+@SETTINGS
+@given(run_options)
+def test_options_read_plainly_are_those_the_model_holds(value: dict[str, Any]) -> None:
+    """`merge_options(…, plain=True)` (a run of the CLI or the Action): what plain_options reads, the model accepts
+    and holds alike — every value of the same type, the same `model_dump`, the same timeout — and what it leaves,
+    the model reads (and says what is wrong with)."""
+    if plain_options(value) is None:
+        return
+    assert check_options(value) == []
+    if value.get("record") and value.get("replay"):
+        for plain in (False, True):
+            with pytest.raises(UsageError, match=r"^--record and --replay: "):
+                merge_options(value, plain=plain)
+        return
+    plainly, by_model = merge_options(value, plain=True), merge_options(value)
+    assert isinstance(plainly, PlainOptions) and _held(plainly) == _held(by_model)
+    for exclude_none in (False, True):
+        assert list(plainly.model_dump(exclude_none=exclude_none).items()) == list(
+            by_model.model_dump(exclude_none=exclude_none).items())
+    assert plainly.timeout_seconds == by_model.timeout_seconds and plainly == by_model
+
+
+@pytest.mark.parametrize("name", OPTION_NAMES)
+def test_each_option_given_alone_is_read_plainly_as_the_model_reads_it(name: str) -> None:
+    for value in GRID:
+        if plain_options({name: value}) is not None:
+            assert _held(merge_options({name: value}, plain=True)) == _held(merge_options({name: value}))
+
+
 # Values of (or near) each annotation of the settings tables: an item of another type now and then.
 near_texts = _mostly(texts, scalars)
 OF_ANNOTATION: dict[str, st.SearchStrategy[Any]] = {
@@ -171,6 +214,94 @@ def test_an_agent_read_plainly_is_one_its_model_accepts(provider: str) -> None:
             model.model_validate(entry)
 
     check()
+
+
+@pytest.mark.parametrize("name", sorted(DEFAULTS))
+def test_the_plain_defaults_are_the_models(name: str) -> None:
+    model: type[BaseModel] = getattr(models, name)
+    assert list(model.model_fields) == list(DEFAULTS[name])        # the same fields, in the same order
+    for key, info in model.model_fields.items():
+        default = DEFAULTS[name][key]
+        if info.is_required():
+            assert default is None and key in MODELS[name] and MODELS[name][key][1]
+        elif default in (list, dict):
+            assert info.default_factory is default
+        else:
+            assert info.default_factory is None and type(info.default) is type(default) and info.default == default
+
+
+def _fields_held(settings: Any, fields: Any) -> dict[str, tuple[type, Any]]:
+    return {key: (type(getattr(settings, key)), getattr(settings, key)) for key in fields}
+
+
+@pytest.mark.parametrize("provider", [name for name, model in PROVIDER_MODELS.items() if model in DEFAULTS])
+def test_an_agent_read_plainly_holds_what_its_model_holds(provider: str) -> None:
+    """An agent of the plain shapes is read without its model (`PlainSettings`, a run's agents): every field the
+    same value of the same type, its own copy of what the model copies, the same object where the model keeps it;
+    the model's own API (`model_dump`, …) answered by the model."""
+    model = PROVIDERS[provider].settings
+
+    @SETTINGS
+    @given(_entries(model.__name__, {"provider": st.just(provider)}))
+    def check(entry: dict[str, Any]) -> None:
+        if not plain_agent(entry):
+            return
+        plainly, by_model = PlainSettings(model.__name__, entry, lambda: model.model_validate(entry)), \
+            model.model_validate(entry)
+        assert _fields_held(plainly, model.model_fields) == _fields_held(by_model, model.model_fields)
+        for key in model.model_fields:
+            plain_value, model_value = getattr(plainly, key), getattr(by_model, key)
+            assert (plain_value is entry.get(key)) == (model_value is entry.get(key)), key
+            if isinstance(model_value, list) and key in entry:
+                assert [a is b for a, b in zip(plain_value, entry[key], strict=True)] == [
+                    a is b for a, b in zip(model_value, entry[key], strict=True)], key
+            if isinstance(model_value, dict) and key in entry:
+                assert [a is b for a, b in zip(plain_value.values(), entry[key].values(), strict=True)] == [
+                    a is b for a, b in zip(model_value.values(), entry[key].values(), strict=True)], key
+        assert plainly.model_dump() == by_model.model_dump() and repr(plainly) == repr(by_model)
+        _recorded_alike(PlainSettings(model.__name__, entry, lambda: model.model_validate(entry)), by_model)
+        with pytest.raises(AttributeError):
+            plainly.builtin  # noqa: B018
+
+    check()
+
+
+def _recorded_alike(plainly: PlainSettings, by_model: BaseModel) -> None:
+    """What a cassette records of the agent (recorded_config: JSON, defaults left out) is the model's, key order
+    too; read without the model whenever its values are plain JSON."""
+    for exclude in (set(), {"api_key", "headers", "description"}, _LEFT_OUT):
+        dumped = plainly.model_dump(mode="json", exclude=exclude, exclude_defaults=True)
+        expected = by_model.model_dump(mode="json", exclude=exclude, exclude_defaults=True)
+        assert list(dumped.items()) == list(expected.items())
+    assert (plainly.__dict__["_model"] is None) == _plain_json(by_model.model_dump(exclude=_LEFT_OUT))
+
+
+def _plain_json(value: Any) -> bool:
+    """Strings, finite numbers, true, false, null, and lists and string-keyed objects of them."""
+    if isinstance(value, dict):
+        return all(type(key) is str and _plain_json(item) for key, item in value.items())
+    if isinstance(value, list):
+        return all(_plain_json(item) for item in value)
+    return value is None or type(value) in (str, int, bool) or (type(value) is float and math.isfinite(value))
+
+
+@pytest.mark.parametrize("params", [{"t": float("inf")}, {"t": float("nan")}, {"d": datetime.date(2026, 1, 2)},
+                                    {"n": {1: "a"}}, {"b": b"x"}, {"t": (1, 2)}, {"t": 0.5, "n": [None, True]}])
+def test_what_a_cassette_records_of_any_params_is_the_models(params: dict[str, Any]) -> None:
+    entry = {"provider": "openai", "model": "m", "params": params, "stream": True}
+    model = models.OpenAISettings
+    _recorded_alike(PlainSettings("OpenAISettings", entry, lambda: model.model_validate(entry)),
+                    model.model_validate(entry))
+
+
+def test_a_run_reads_its_openai_agent_plainly(tmp_path: Path) -> None:
+    path = tmp_path / "agenttest.yaml"
+    path.write_text("version: 1\nagents:\n  bot: {provider: openai, model: m, params: {temperature: 0}}\n"
+                    "  j: {builtin: validator, model: m}\n  py: {provider: python, callable: 'm:f'}\n")
+    agents = load_project(path, plain=True).agents
+    assert isinstance(agents["bot"], PlainSettings) and agents["bot"].params == {"temperature": 0}
+    assert isinstance(agents["j"], models.BuiltinSettings) and isinstance(agents["py"], models.PythonSettings)
+    assert not isinstance(load_project(path).agents["bot"], PlainSettings)
 
 
 @SETTINGS

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
@@ -14,8 +14,18 @@ from .artifacts import ARTIFACT_FILES
 from .cases.model import Case, InvalidCase
 from .cases.sources import existing_path
 from .errors import AgentTestError
-from .options import RunOptions, merge_options
+from .option_table import OptionTable
+from .options import PlainOptions, merge_options
 from .project import ProjectConfig, find_config, load_project
+
+if TYPE_CHECKING:
+    from .run_options import RunOptions
+
+
+def _default_options() -> RunOptions:
+    from .run_options import RunOptions
+
+    return RunOptions()
 
 
 @dataclass
@@ -25,7 +35,7 @@ class RunConfig:
     inputs: list[str]
     project: ProjectConfig
     cwd: Path
-    options: RunOptions = field(default_factory=RunOptions)
+    options: RunOptions | PlainOptions = field(default_factory=_default_options)
     agent_id: str | None = None
     agent_path: str | None = None
 
@@ -90,8 +100,8 @@ def build_run_config(cli: dict[str, Any], cwd: Path | None = None) -> RunConfig:
     Raises ConfigError / UsageError naming the file, key or flag."""
     cwd = cwd or Path.cwd()
     inputs = list(cli.get("input") or [])
-    project = load_project(find_config(cli.get("config"), inputs, cwd))
-    options = merge_options(project.defaults, cli)
+    project = load_project(find_config(cli.get("config"), inputs, cwd), plain=True)
+    options = merge_options(project.defaults, cli, plain=True)     # of the plain shapes: read without the model
     agent_id, agent_path = _target_agent(options.name, inputs, project, cwd)
     return RunConfig(inputs=inputs, project=project, cwd=cwd, options=options, agent_id=agent_id,
                      agent_path=agent_path)
@@ -113,7 +123,7 @@ def declared_output_dir(cli: dict[str, Any], cwd: Path) -> Path | None:
         return None
     declared = [value for key, value in defaults.items() if str(key).replace("-", "_") == "output_dir"]
     if not declared:
-        return cwd / RunOptions.model_fields["output_dir"].default
+        return cwd / OptionTable.output_dir
     value = declared[-1]
     return cwd / value if len(declared) == 1 and isinstance(value, str) and value and "${" not in value else None
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Annotated, Any, Literal, Union, get_args, get_origin, get_type_hints
 
 from .artifacts import ARTIFACT_FILES
+from .durations import parse_duration
 from .errors import FailOn
 
 Color = Literal["auto", "always", "never"]
@@ -177,6 +178,10 @@ class OptionTable:
     skip_interactive: Annotated[bool, Flag("Skip cases marked interactive.enabled when there is no "
                                            "terminal.")] = False
 
+    @property
+    def timeout_seconds(self) -> float:
+        return parse_duration(self.timeout)
+
 
 # Every run option's name, in the table's order (`options.RunOptions.model_fields`, read without pydantic).
 OPTION_NAMES = tuple(OptionTable.__annotations__)
@@ -207,6 +212,31 @@ def _value_type(hint: Any) -> Any:
         kinds = [arg for arg in get_args(value) if arg is not type(None)]
         return kinds[0] if len(kinds) == 1 else Union[tuple(kinds)]     # noqa: UP007 (built at run time)
     return value
+
+
+def shard_of(value: str) -> tuple[int, int]:
+    """`--shard K/N` as (K, N), 1 ≤ K ≤ N. Raises ValueError saying what is wrong."""
+    index, slash, total = value.partition("/")
+    if not slash or not index.strip().isdigit() or not total.strip().isdigit():
+        raise ValueError(f"expected K/N (e.g. 2/4), got {value!r}")
+    k, n = int(index), int(total)
+    if not 1 <= k <= n:
+        raise ValueError(f"shard {k} of {n} does not exist: K goes from 1 to N")
+    return k, n
+
+
+def run_filter_pattern(value: str) -> str:
+    """The regular expression of a `--run` value; `tag:NAME` selects by tag instead."""
+    return value[4:] if value.startswith("tag:") else value
+
+
+def agent_option(value: str | None) -> str | None:
+    """`--simulator` and `--judge` as the run keeps them: `agents:ID` is ID."""
+    return value[len("agents:"):] if value and value.startswith("agents:") else value
+
+
+def run_filter_tag(value: str) -> str | None:
+    return value[4:] if value.startswith("tag:") else None
 
 
 def shown_default(value: Any) -> str:

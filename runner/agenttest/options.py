@@ -1,115 +1,68 @@
 """The run options validated: one typed model for the CLI flags, the Action's inputs and `defaults:` in agenttest.yaml.
 
-The options themselves (types, defaults, limits, flags) are the rows of `option_table.OptionTable`.
+The options themselves (types, defaults, limits, flags) are the rows of `option_table.OptionTable`; the model that
+validates them is `run_options.RunOptions` (also offered here, `options.RunOptions`). Building it takes ~2× the bare
+interpreter's start (issue #27), so `merge_options(…, plain=True)` (a run of the CLI or the Action) reads options that
+are all of the plain shapes without it, into a `PlainOptions` holding the values the model would hold; anything else
+the model reads, and says what is wrong.
 """
 
 from __future__ import annotations
 
-import math
-import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
-
-from .durations import parse_duration, parse_timeout
 from .errors import UsageError
 from .option_table import OPTION_NAMES as OPTION_NAMES  # the names, read without pydantic
 from .option_table import OptionTable
-from .run_count import parse_runs
-from .validation import field_errors
+from .option_table import run_filter_pattern as run_filter_pattern
+from .option_table import run_filter_tag as run_filter_tag
+from .option_table import shard_of as shard_of
+from .plain_settings import plain_options
+
+if TYPE_CHECKING:
+    from .run_options import RunOptions
+
+_KNOWN = frozenset(OPTION_NAMES)
 
 
-class RunOptions(OptionTable, BaseModel):
-    """Every run option of the table, with its default. Strict: `verbose: "no"` in YAML is an error, not True."""
+class PlainOptions(OptionTable):
+    """The run options read without their model (`plain_settings.plain_options`): every option of the table, the
+    value the model would hold (its default where none was given), and the model's `model_dump`."""
 
-    model_config = ConfigDict(extra="forbid", strict=True)
+    def __init__(self, values: dict[str, Any]) -> None:
+        self.__dict__.update(values)
 
-    @field_validator("min_pass_rate", "max_cost", "alpha", mode="before")
-    @classmethod
-    def _finite(cls, value: Any) -> Any:
-        # The table is plain Python and cannot say pydantic's `allow_inf_nan=False`: checked here, before the
-        # limits and in the words of validation.field_errors, as pydantic's own check would be.
-        if isinstance(value, float) and not math.isfinite(value):
-            raise ValueError(f"must be a finite number, got {value!r}")
-        return value
+    def model_dump(self, *, exclude_none: bool = False) -> dict[str, Any]:
+        values = {name: self.__dict__[name] for name in OPTION_NAMES}
+        return {name: value for name, value in values.items() if value is not None} if exclude_none else values
 
-    @field_validator("runs", mode="before")
-    @classmethod
-    def _runs(cls, value: Any) -> Any:
-        return parse_runs(value)        # `5`, `"5"` → 5; `auto` → `auto:10`; ValueError naming what is wrong
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, OptionTable) and hasattr(other, "model_dump"):
+            return self.model_dump() == other.model_dump()
+        return NotImplemented
 
-    @field_validator("timeout")
-    @classmethod
-    def _duration(cls, value: str) -> str:
-        parse_timeout(value)      # ValueError → a validation error naming the option
-        return value
+    __hash__ = None     # type: ignore[assignment]      # as a pydantic model's
 
-    @field_validator("cache")
-    @classmethod
-    def _cache_directory(cls, value: str | None) -> str | None:
-        if value is not None and not value.strip():
-            raise ValueError("needs a directory (or use --no-cache)")
-        return value
-
-    @field_validator("simulator", "judge")
-    @classmethod
-    def _agent_id(cls, value: str | None) -> str | None:
-        return value[len("agents:"):] if value and value.startswith("agents:") else value
-
-    @field_validator("shard")
-    @classmethod
-    def _shard(cls, value: str | None) -> str | None:
-        if value is not None:
-            shard_of(value)
-        return value
-
-    @field_validator("comment_key")
-    @classmethod
-    def _comment_key(cls, value: str) -> str:
-        from .github.comment import comment_key_problem  # the pull-request comment's module, only for a key
-
-        problem = comment_key_problem(value)
-        if problem:
-            raise ValueError(problem.removeprefix("--comment-key "))
-        return value
-
-    @field_validator("run")
-    @classmethod
-    def _pattern(cls, value: str | None) -> str | None:
-        if value is not None:
-            try:
-                re.compile(run_filter_pattern(value))
-            except re.error as exc:
-                raise ValueError(f"invalid pattern {value!r}: {exc}") from exc
-        return value
-
-    @property
-    def timeout_seconds(self) -> float:
-        return parse_duration(self.timeout)
+    def __repr__(self) -> str:
+        return f"PlainOptions({', '.join(f'{name}={value!r}' for name, value in self.model_dump().items())})"
 
 
-def shard_of(value: str) -> tuple[int, int]:
-    """`--shard K/N` as (K, N), 1 ≤ K ≤ N. Raises ValueError saying what is wrong."""
-    index, slash, total = value.partition("/")
-    if not slash or not index.strip().isdigit() or not total.strip().isdigit():
-        raise ValueError(f"expected K/N (e.g. 2/4), got {value!r}")
-    k, n = int(index), int(total)
-    if not 1 <= k <= n:
-        raise ValueError(f"shard {k} of {n} does not exist: K goes from 1 to N")
-    return k, n
+def __getattr__(name: str) -> Any:
+    # The model, built when first asked for (`from agenttest.options import RunOptions`).
+    if name == "RunOptions":
+        from .run_options import RunOptions
 
-
-def run_filter_pattern(value: str) -> str:
-    """The regular expression of a `--run` value; `tag:NAME` selects by tag instead."""
-    return value[4:] if value.startswith("tag:") else value
-
-
-def run_filter_tag(value: str) -> str | None:
-    return value[4:] if value.startswith("tag:") else None
+        return RunOptions
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def check_options(values: dict[str, Any]) -> list[tuple[str, str]]:
     """Problems with some option values as (option, message) pairs; empty when they are fine."""
+    from pydantic import ValidationError
+
+    from .run_options import RunOptions
+    from .validation import field_errors
+
     try:
         RunOptions.model_validate(values)
     except ValidationError as exc:
@@ -117,16 +70,24 @@ def check_options(values: dict[str, Any]) -> list[tuple[str, str]]:
     return []
 
 
-def merge_options(*layers: dict[str, Any]) -> RunOptions:
-    """Later layers win (built-in < `defaults:` < flags). Raises UsageError naming the flag."""
+def merge_options(*layers: dict[str, Any], plain: bool = False) -> RunOptions | PlainOptions:
+    """Later layers win (built-in < `defaults:` < flags). Raises UsageError naming the flag. With `plain`, options
+    that are all of the plain shapes are read without the model (`PlainOptions`)."""
     merged: dict[str, Any] = {}
     for layer in layers:
-        merged.update({k: v for k, v in layer.items() if k in RunOptions.model_fields})
-    problems = check_options(merged)
-    if problems:
-        option, message = problems[0]
-        raise UsageError(f"{flag_name(option)}: {message}")
-    options = RunOptions.model_validate(merged)
+        merged.update({k: v for k, v in layer.items() if k in _KNOWN})
+    values = plain_options(merged) if plain else None
+    options: RunOptions | PlainOptions
+    if values is not None:
+        options = PlainOptions(values)
+    else:
+        from .run_options import RunOptions
+
+        problems = check_options(merged)
+        if problems:
+            option, message = problems[0]
+            raise UsageError(f"{flag_name(option)}: {message}")
+        options = RunOptions.model_validate(merged)
     if options.record and options.replay:
         raise UsageError("--record and --replay: a run either records its calls or replays them, not both")
     return options

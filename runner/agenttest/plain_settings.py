@@ -13,12 +13,13 @@ them against the models (and the run options against `options.RunOptions`), and 
 
 from __future__ import annotations
 
+import math
 import types
 from collections.abc import Callable
 from typing import Annotated, Any, Literal, Union, get_args, get_origin, get_type_hints
 
 from .durations import parse_timeout
-from .option_table import OPTION_NAMES, Limit, OptionTable
+from .option_table import OPTION_NAMES, Limit, OptionTable, agent_option
 
 Check = Callable[[Any], bool]
 
@@ -168,6 +169,22 @@ def plain_defaults(defaults: Any) -> bool:
     return all(name in _OPTIONS and _OPTIONS[name](value) for name, value in normal.items())
 
 
+def plain_options(values: dict[str, Any]) -> dict[str, Any] | None:
+    """The run options as `options.RunOptions` would hold them — every option of the table in its order, the given
+    value or else the default — when each value given (its key already known: `options.merge_options`) is of the
+    plain shapes; else None, for the model to read and say what is wrong."""
+    if not _OPTIONS:
+        _OPTIONS.update(_option_checks())
+    for name, value in values.items():
+        check = _OPTIONS.get(name)
+        if check is None or not check(value):
+            return None
+    read = {name: values[name] if name in values else getattr(OptionTable, name) for name in OPTION_NAMES}
+    for name in ("simulator", "judge"):     # what the model's validator makes of them (`agents:ID` is ID)
+        read[name] = agent_option(read[name])
+    return read
+
+
 def plain_config(expanded: dict[str, Any]) -> bool:
     """Whether the whole config (a mapping, `${VAR}`s expanded) is of the plain shapes: then it has no problem."""
     if not expanded.keys() <= {"version", "defaults", "connectors", "agents"}:
@@ -179,3 +196,82 @@ def plain_config(expanded: dict[str, Any]) -> bool:
     return plain_defaults(expanded.get("defaults", {})) and _object(connectors) and _object(agents) \
         and all(_fits(entry, "ConnectorSettings") for entry in connectors.values()) \
         and all(plain_agent(entry) for entry in agents.values())
+
+
+# The models whose entries an agent of the plain shapes is read as without pydantic (`PlainSettings`): each field in
+# the model's order with its default (`list` and `dict`: a new one for each agent, as the model's default factory).
+# tests/test_plain_settings.py checks them against the models.
+DEFAULTS: dict[str, dict[str, Any]] = {
+    "OpenAISettings": {"provider": None, "description": "", "price": None, "tools": None, "input_tools": list,
+                       "connector": None, "base_url": None, "api_key": None, "model": None, "headers": dict,
+                       "params": dict, "system": None, "stream": False, "mock_tools": dict, "tool_callables": dict,
+                       "max_tool_steps": 10},
+}
+
+
+def _as_held(annotation: str, value: Any) -> Any:
+    """A value of the plain shapes as the model holds it: its own copy of each object and list it checks, the
+    values inside an object of any values kept as they are."""
+    if annotation in ("dict[str, str]", "dict[str, typing.Any]"):
+        return dict(value)
+    if annotation == "list[str]":
+        return list(value)
+    if annotation == "str | list[dict[str, typing.Any]] | None" and type(value) is list:
+        return [dict(item) for item in value]
+    return value
+
+
+_NOT_JSON = object()
+
+
+def _json_copy(value: Any) -> Any:
+    """A copy of a value of plain JSON as `model_dump(mode="json")` makes it, or _NOT_JSON for anything else."""
+    kind = type(value)
+    if kind in (str, int, bool) or value is None or (kind is float and math.isfinite(value)):
+        return value
+    if kind is list:
+        items = [_json_copy(item) for item in value]
+        return _NOT_JSON if any(item is _NOT_JSON for item in items) else items
+    if kind is dict and all(type(key) is str for key in value):
+        copied = {key: _json_copy(item) for key, item in value.items()}
+        return _NOT_JSON if any(item is _NOT_JSON for item in copied.values()) else copied
+    return _NOT_JSON
+
+
+class PlainSettings:
+    """An agent's entry of the plain shapes (`plain_agent`) read as its settings model would read it, without
+    pydantic: every field of the model, the value given or else the default. Anything else asked of it (the model's
+    `model_dump`, `model_copy`, …) is asked of the model, built then by `read`."""
+
+    def __init__(self, model: str, entry: dict[str, Any], read: Callable[[], Any]) -> None:
+        fields = MODELS[model]
+        for name, default in DEFAULTS[model].items():
+            value = _as_held(fields[name][0], entry[name]) if name in entry else (
+                default() if default in (list, dict) else default)
+            self.__dict__[name] = value
+        self.__dict__.update(_name=model, _read=read, _model=None)
+
+    def __getattr__(self, name: str) -> Any:      # what is no field: the model's
+        if not name.startswith("model_"):
+            raise AttributeError(name)
+        if self.__dict__["_model"] is None:
+            self.__dict__["_model"] = self.__dict__["_read"]()
+        return getattr(self.__dict__["_model"], name)
+
+    def model_dump(self, *, mode: str = "python", exclude: set[str] | None = None, exclude_defaults: bool = False,
+                   **more: Any) -> dict[str, Any]:
+        """The model's `model_dump`. What a cassette records of the agent (`mode="json"`, `exclude_defaults`:
+        agents.recorded_config) is read here when every value kept is plain JSON (strings with string keys, finite
+        numbers, true, false, null); anything else by the model."""
+        if mode == "json" and exclude_defaults and not more:
+            defaults = DEFAULTS[self.__dict__["_name"]]
+            kept = {name: self.__dict__[name] for name, default in defaults.items() if name not in (exclude or ())
+                    and self.__dict__[name] != (default() if default in (list, dict) else default)}
+            copied = _json_copy(kept)
+            if copied is not _NOT_JSON:
+                return copied  # type: ignore[no-any-return]
+        return self.__getattr__("model_dump")(mode=mode, exclude=exclude, exclude_defaults=exclude_defaults, **more)
+
+    def __repr__(self) -> str:      # as the model's
+        model = self.__dict__["_name"]
+        return f"{model}({', '.join(f'{name}={self.__dict__[name]!r}' for name in DEFAULTS[model])})"

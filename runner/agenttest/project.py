@@ -18,7 +18,8 @@ from .cases.sources import existing_path
 from .errors import ConfigError, Where
 from .hints import closest, did_you_mean
 from .option_table import OPTION_NAMES
-from .plain_settings import plain_config
+from .plain_settings import DEFAULTS as PLAIN_MODELS
+from .plain_settings import PlainSettings, plain_config
 from .secrets import register_secret
 from .validation import config_errors
 
@@ -48,11 +49,13 @@ class Settings(Mapping[str, Any]):
     written, `${VAR}`s expanded."""
 
     def __init__(self, entries: Mapping[str, dict[str, Any]], model: Callable[[dict[str, Any]], type[BaseModel]],
-                 read: Mapping[str, Any] | None = None, *, where: str = "", prefix: str = "") -> None:
+                 read: Mapping[str, Any] | None = None, *, where: str = "", prefix: str = "",
+                 plain: Callable[[dict[str, Any]], str | None] | None = None) -> None:
         self._entries = dict(entries)
         self._model = model
         self._read = dict(read or {})
         self._where, self._prefix = where, prefix
+        self._plain = plain     # the model an entry of the plain shapes is read as without pydantic (PlainSettings)
 
     def entry(self, key: str) -> dict[str, Any]:
         return self._entries[key]
@@ -60,8 +63,16 @@ class Settings(Mapping[str, Any]):
     def __getitem__(self, key: str) -> Any:
         if key not in self._read:
             entry = self._entries[key]
-            self._read[key] = _settings(self._model(entry), entry, f"{self._prefix}.{key}", self._where)
+            model = self._plain(entry) if self._plain is not None else None
+            if model is not None:
+                self._read[key] = PlainSettings(model, entry, lambda: self._by_model(key))
+            else:
+                self._read[key] = self._by_model(key)
         return self._read[key]
+
+    def _by_model(self, key: str) -> Any:
+        entry = self._entries[key]
+        return _settings(self._model(entry), entry, f"{self._prefix}.{key}", self._where)
 
     def __contains__(self, key: object) -> bool:
         return key in self._entries
@@ -200,7 +211,8 @@ def _unread(expanded: dict[str, Any], where: str) -> tuple[Settings, Settings]:
         if entry.get("api_key"):
             register_secret(entry["api_key"])
     return (Settings(connectors, _connector_model, where=where, prefix="connectors"),
-            Settings(_mapping(expanded.get("agents")), _agent_model, where=where, prefix="agents"))
+            Settings(_mapping(expanded.get("agents")), _agent_model, where=where, prefix="agents",
+                     plain=_plain_model))
 
 
 def _checked(expanded: dict[str, Any], problems: list[str], where: str) -> tuple[Settings, Settings]:
@@ -245,6 +257,15 @@ def _agent_model(entry: dict[str, Any]) -> type[BaseModel]:
 
         return BuiltinSettings
     return registry.PROVIDERS[entry["provider"]].settings
+
+
+def _plain_model(entry: dict[str, Any]) -> str | None:
+    """The settings model an agent's entry (of the plain shapes) is read as without pydantic (PlainSettings), if
+    any: a built-in provider's whose fields plain_settings.DEFAULTS knows."""
+    if "builtin" in entry:
+        return None
+    name = registry.PROVIDERS[entry["provider"]].settings_name
+    return name if name in PLAIN_MODELS else None
 
 
 def problems_message(problems: list[str]) -> str:

@@ -13,12 +13,14 @@ import math
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..github.log import write_line
 from ..usage import format_usd, total_tokens
 from .base import AgentRequest, AgentResponse
-from .registry import Price
+
+if TYPE_CHECKING:       # the settings models (pydantic) are not needed to count a call's tokens
+    from .registry import Price
 
 # Tokenizers give about four characters of English a token, fewer for code, JSON and other scripts: a token per
 # three bytes of UTF-8 rounds up on the side of the budget.

@@ -7,7 +7,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from yarl import URL
 
@@ -21,10 +21,12 @@ from .openai_stream import read_stream
 from .python import import_callable
 from .registry import ProviderContext
 from .replies import is_event_stream, read_json
-from .settings import ConnectorSettings, OpenAISettings
 from .tool_loop import ToolKit, combined, steps_exceeded
 from .transport import HttpTransport
 from .urls import check_url, display_url
+
+if TYPE_CHECKING:       # an agent of the plain shapes is read without its settings model (plain_settings.PlainSettings)
+    from .settings import ConnectorSettings, OpenAISettings
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 

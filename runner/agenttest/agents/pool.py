@@ -18,7 +18,6 @@ from . import builtin, registry
 from .base import Agent
 from .builtin import is_builtin
 from .openai_files import read_system, read_tools
-from .recorded_config import recorded_config
 
 if TYPE_CHECKING:  # the wrappers are imported when a run records, replays or meters (`validate` needs none)
     from .meter import Meter
@@ -177,6 +176,7 @@ class AgentPool:
             return self._agents[agent_id]
         agent: Agent
         if self._replay and self._cassettes is not None:     # no connection, no credential, no variable needed
+            from .recorded_config import recorded_config  # a replay's and a recording's only
             from .replay import ReplayingAgent
 
             agent = ReplayingAgent(agent_id, self._cassettes, recorded_config(self.project, agent_id))
@@ -196,6 +196,7 @@ class AgentPool:
                     exc.where = replace(exc.where, file=self.project.display_path)
                 raise
             if self._cassettes is not None:
+                from .recorded_config import recorded_config
                 from .replay import RecordingAgent
 
                 agent = RecordingAgent(agent, self._cassettes, recorded_config(self.project, agent_id))

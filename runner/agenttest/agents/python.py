@@ -6,7 +6,7 @@ import importlib
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..bounds import from_python
 from ..errors import AgentCallError, ConfigError
@@ -14,7 +14,9 @@ from ..threads import call_user
 from ..user_errors import describe
 from .base import AgentRequest, AgentResponse
 from .registry import ProviderContext
-from .settings import PythonSettings
+
+if TYPE_CHECKING:
+    from .settings import PythonSettings
 
 
 class PythonAgent:

@@ -51,6 +51,15 @@ class Provider:
             self._settings = _imported(self._settings)
         return self._settings
 
+    @property
+    def settings_name(self) -> str | None:
+        """The name of its settings model when that is one of agents.settings (read without importing it: a
+        built-in provider's), else None."""
+        if isinstance(self._settings, str):
+            module, _, name = self._settings.partition(":")
+            return name if module == ".settings" else None
+        return self._settings.__name__ if self._settings.__module__ == f"{__package__}.settings" else None
+
     def create(self, agent_id: str, settings: Any, ctx: ProviderContext) -> Agent:
         if isinstance(self.factory, str):
             self.factory = _imported(self.factory)

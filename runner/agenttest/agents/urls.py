@@ -103,11 +103,11 @@ def register_proxy_credentials(environ: Mapping[str, str]) -> None:
     """Register as secrets the credentials of the proxies the environment names (`HTTP_PROXY`, `HTTPS_PROXY`,
     `ALL_PROXY`, in either case): the password, or the user-info when it is one token. An agent that prints its
     environment, or a message quoting a proxy URL, then shows them masked."""
-    from yarl import URL
-
     for name, value in environ.items():
         if name.lower() not in _PROXY_VARIABLES or "@" not in value:
             continue
+        from yarl import URL  # here: a run without a proxy's credentials (a replay) needs no URL parser
+
         try:
             parsed = URL(value if "://" in value else f"http://{value}")
         except ValueError:

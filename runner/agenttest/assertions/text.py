@@ -63,8 +63,9 @@ def _substrings(spec: AssertionSpec, ctx: EvalContext) -> tuple[list[str], list[
     values = spec.value if isinstance(spec.value, list) else [spec.value]
     items = [subject_text(v) for v in values]
     text = ctx.text
-    options: SubstringOptions = spec.typed_options
-    if options.ignore_case:
+    # No options given: the defaults (ignore_case false), read without building the options model (pydantic).
+    options: SubstringOptions | None = spec.typed_options if spec.options else None
+    if options is not None and options.ignore_case:
         text = text.casefold()
         return items, [item for item in items if item.casefold() not in text]
     return items, [item for item in items if item not in text]

@@ -6,13 +6,16 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..agents.pool import AgentPool
-from ..agents.replay import Cassettes
 from ..cases.model import Case, InvalidCase, Suite
 from ..config import RunConfig
 from ..errors import UsageError
 from ..workspace import repository_root, write_refusal
+
+if TYPE_CHECKING:       # the cassettes' module is loaded by a run that records or replays
+    from ..agents.replay import Cassettes
 
 
 def suite_sources(suite: Suite) -> list[str]:
@@ -26,13 +29,15 @@ def open_cassettes(config: RunConfig, sources: list[str]) -> Cassettes | None:
     for neither. UsageError when there is nothing to replay, or a recording could not be written — found now, not
     after every case has run."""
     options = config.options
+    if not (options.replay or options.record):
+        return None
+    from ..agents.replay import Cassettes
+
     if options.replay:
         directory = config.cwd / options.replay
         if not directory.is_dir():
             raise UsageError(f"--replay {options.replay}: no such directory (record it first with --record)")
         return Cassettes(directory, options.replay, cwd=config.cwd, root=repository_root(config.cwd))
-    if not options.record:
-        return None
     directory = config.cwd / options.record
     refuse_leaving(directory, f"--record {options.record}", config.cwd)
     blocking = next((p for p in (directory, *directory.parents) if p.exists()), None)
@@ -87,9 +92,11 @@ def check_writable(config: RunConfig, files: list[tuple[Path, str]]) -> None:
     """The output directory and every file the reporters will write (each with the option that named it) may be
     written, and their directories exist and are writable, before any case runs: a green run must never end
     without its report."""
-    refuse_leaving(config.output_dir, f"--output-dir {config.options.output_dir}", config.cwd)
+    root = repository_root(config.cwd)      # once for every file (it walks up to the `.git`)
+    refuse_leaving(config.output_dir, f"--output-dir {config.options.output_dir}", config.cwd, root=root)
     for path, shown in files:
-        refuse_leaving(path, shown, config.cwd, within=config.output_dir if path.parent == config.output_dir else None)
+        refuse_leaving(path, shown, config.cwd, within=config.output_dir if path.parent == config.output_dir else None,
+                       root=root)
     for directory in dict.fromkeys(path.parent for path, _ in files):
         try:
             directory.mkdir(parents=True, exist_ok=True)
@@ -99,9 +106,9 @@ def check_writable(config: RunConfig, files: list[tuple[Path, str]]) -> None:
             raise UsageError(f"cannot write to the output directory {directory}")
 
 
-def refuse_leaving(path: Path, shown: str, cwd: Path, within: Path | None = None) -> None:
+def refuse_leaving(path: Path, shown: str, cwd: Path, within: Path | None = None, *, root: Path | None = None) -> None:
     """UsageError (exit 2, before any case runs) when `path` must not be written: in the repository as named, out
-    of it through a symlink (`workspace.write_refusal`)."""
-    why = write_refusal(path, repository_root(cwd), within)
+    of it through a symlink (`workspace.write_refusal`). `root`: the repository's, when the caller has it."""
+    why = write_refusal(path, root or repository_root(cwd), within)
     if why:
         raise UsageError(f"{shown}: {why}; agenttest will not write there")

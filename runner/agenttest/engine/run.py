@@ -8,9 +8,9 @@ import os
 import sys
 import time
 from collections.abc import Coroutine
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import __version__
 from ..agent_paths import undefined_suite_agents
@@ -19,7 +19,6 @@ from ..agents.cache import HelperCache
 from ..agents.cassette_origin import cassette_origin
 from ..agents.meter import Meter
 from ..agents.pool import AgentPool
-from ..agents.replay import Cassettes
 from ..agents.urls import register_proxy_credentials
 from ..analysis import exit_code, failures_under_regression
 from ..cases import load_suite
@@ -40,10 +39,8 @@ from ..user_errors import collecting
 from ..workspace import checkout_root
 from .case_runner import AFTER_HOOK_GRACE, RunServices, base_result, case_dict, result_dict
 from .context import RequestIdentity
-from .dynamic import DynamicRunner
-from .generate import generate
 from .hooks import Hooks
-from .interactive import conversation_settings
+from .interactive import ConversationSettings, conversation_settings
 from .plan import build_helpers, checks_for, prepare_generators, select, shard, suite_digest
 from .preflight import (
     budgeted,
@@ -54,13 +51,17 @@ from .preflight import (
     refuse_leaving,
     suite_sources,
 )
-from .rechecks import Rechecker, to_recheck
 from .repeats import Repeats, Unit
 from .schedule import Scheduler
 from .signals import Interrupts, cancelled_by_signals
 from .standard import StandardRunner
 
+if TYPE_CHECKING:
+    from ..agents.replay import Cassettes
+    from .dynamic import DynamicRunner
+
 Entry = Case | InvalidCase
+Runners = tuple[StandardRunner, "DynamicRunner | None"]     # the conversations' runner: only when there are some
 
 
 @dataclass
@@ -106,7 +107,7 @@ async def _run(config: RunConfig, reporting: Reporting) -> RunOutcome:
 
 def _load(config: RunConfig) -> tuple[Suite, Checks]:
     """Stage load: the suites, read against the config's agents and default helpers."""
-    checks = checks_for(config.project, config.options.simulator, config.options.judge)
+    checks = replace(checks_for(config.project, config.options.simulator, config.options.judge), plain=True)
     with reading():
         suite = load_suite(config.inputs, cwd=config.cwd,
                            project_dir=config.project.directory if config.project.path else None,
@@ -164,6 +165,8 @@ async def _plan(config: RunConfig, suite: Suite, pool: AgentPool, checks: Checks
     if suite.generators:    # generators write cases for the target: it must exist before they are asked
         pool.target(config.agent_id)
         prepare_generators(suite, pool, config.cwd)
+        from .generate import generate  # here: a suite without generators needs none of their code
+
         with cancelled_by_signals():
             entries = await generate(suite, pool, config.agent_id or "", cwd=config.cwd, checks=checks,
                                      timeout=config.timeout, usage=generation, cache=prepared.cache,
@@ -219,7 +222,7 @@ class _Run:
     info: RunInfo
     hooks: Hooks
     repeats: Repeats
-    runners: tuple[StandardRunner, DynamicRunner]
+    runners: Runners
     scheduler: Scheduler[Unit]
     meter: Meter
     reporting: Reporting
@@ -251,7 +254,7 @@ def _start(config: RunConfig, suite: Suite, pool: AgentPool, meter: Meter, plan:
     services = RunServices(pool=pool, target_id=targets[0].id, context=prepared.identity, hooks=hooks,
                            timeout=config.timeout, connector=options.connector, cache=prepared.cache)
     repeats = Repeats(plan.entries, options.runs, options.min_pass_rate)
-    runners = (StandardRunner(services), DynamicRunner(services, conversation_settings(config)))
+    runners = (StandardRunner(services), _dynamic_runner(services, conversation_settings(config), plan.entries))
     scheduler = _scheduler(repeats, runners, reporting.reporters, config)
     # Cases not yet started are skipped, saying so; those in flight finish.
     meter.on_spent = lambda reason: scheduler.stop(f"not run: {reason}")
@@ -276,7 +279,17 @@ def _run_info(config: RunConfig, suite: Suite, plan: _Plan, prepared: _Prepared,
                    replay=cassette_origin(config.cwd / options.replay, options.replay) if options.replay else None)
 
 
-def _scheduler(repeats: Repeats, runners: tuple[StandardRunner, DynamicRunner], reporters: Reporters,
+def _dynamic_runner(services: RunServices, settings: ConversationSettings,
+                    entries: list[Entry]) -> DynamicRunner | None:
+    """The runner of the conversations, if the run has any (its module is loaded only then)."""
+    if not any(isinstance(entry, Case) and entry.conversation is not None for entry in entries):
+        return None
+    from .dynamic import DynamicRunner
+
+    return DynamicRunner(services, settings)
+
+
+def _scheduler(repeats: Repeats, runners: Runners, reporters: Reporters,
                config: RunConfig) -> Scheduler[Unit]:
     """The scheduler of every case's runs: a case's first run to start tells the reporters it started, its
     verdict (once its last run is in) that it finished; the runs `--runs auto` asks for run next; with
@@ -331,6 +344,8 @@ async def _rechecks(run: _Run, interrupts: Interrupts) -> None:
     options, baseline = run.config.options, run.reporting.baseline
     if baseline is None or not options.recheck or options.interactive or run.scheduler.interrupted:
         return
+    from .rechecks import Rechecker, to_recheck  # here: only a run compared with a baseline rechecks
+
     rechecks = to_recheck(run.plan.entries, run.results, baseline)
     if not rechecks:
         return
@@ -404,12 +419,15 @@ def _recorded(run: _Run) -> dict[str, Any] | None:
     return cassettes.save_record(directory)
 
 
-async def run_unit(unit: Unit, runners: tuple[StandardRunner, DynamicRunner]) -> CaseResult:
+async def run_unit(unit: Unit, runners: Runners) -> CaseResult:
     entry = unit.entry
     if isinstance(entry, InvalidCase):
         return invalid_result(entry)
     standard, dynamic = runners
-    return await (dynamic if entry.conversation is not None else standard).run(entry, unit.run)
+    if entry.conversation is not None:
+        assert dynamic is not None      # made for a run with conversations (`_dynamic_runner`)
+        return await dynamic.run(entry, unit.run)
+    return await standard.run(entry, unit.run)
 
 
 def dry_run(entries: list[Entry], config: RunConfig, warnings: list[str]) -> int:

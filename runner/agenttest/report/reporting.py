@@ -10,7 +10,6 @@ from ..config import RunConfig
 from ..errors import UsageError
 from .base import Reporters, Reporting
 from .ci import artifact_paths
-from .merge import read_report
 from .reporters import build_reporters
 
 AUTO = "auto"       # `--baseline auto`: the base branch's report, fetched from GitHub (github.pull_request)
@@ -39,6 +38,8 @@ def artifact_files(config: RunConfig) -> list[tuple[Path, str]]:
 def load_baseline(path: Path, shown: str) -> dict[str, Any]:
     """An earlier report.json to compare with: the whole run's (a shard's would make every other case look
     removed). UsageError naming the file when it cannot be one."""
+    from .merge import read_report  # here: its report model loads pydantic, which a run without a baseline needs not
+
     data = read_report(path, f"--baseline {shown}")
     shard = (data.get("metadata") or {}).get("shard")
     if shard:

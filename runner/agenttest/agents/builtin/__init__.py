@@ -8,6 +8,7 @@ user's own validator, simulator or generator agent is a drop-in replacement.
 from __future__ import annotations
 
 import re
+import sys
 from dataclasses import replace
 from functools import cache
 from pathlib import Path
@@ -36,10 +37,10 @@ SAMPLING_TEMPERATURE = 0.7
 
 
 def is_builtin(settings: object) -> TypeGuard[BuiltinSettings]:
-    """Whether an agent's settings are a `builtin:` helper's (settings are there: pydantic is loaded already)."""
-    from ..settings import BuiltinSettings
-
-    return isinstance(settings, BuiltinSettings)
+    """Whether an agent's settings are a `builtin:` helper's: never while no settings model is loaded (an agent of
+    the plain shapes is read without them, project.PlainSettings, and pydantic need not load for this)."""
+    models = sys.modules.get(f"{__package__.rpartition('.')[0]}.settings")
+    return models is not None and isinstance(settings, models.BuiltinSettings)
 
 
 def default_prompt(role: str) -> str:
