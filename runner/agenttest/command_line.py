@@ -35,9 +35,10 @@ RUN_HELP = """Run test suites against the target agent. Suites may be given as a
 # The flags of `run`, in the order its help lists them: every row of the table that has a flag.
 RUN_FLAGS = ("input", "name", "output", "output_dir", "connector", "user", "team", "ctx", "verbose", "simulator",
              "judge", "cache", "no_cache", "before", "after", "timeout", "parallel", "run", "runs", "min_pass_rate",
-             "shard", "baseline", "recheck", "alpha", "comment", "comment_key", "fail_on", "fail_fast", "dry_run",
-             "retries", "junit", "summary", "annotations", "max_annotations", "config", "record", "replay", "max_cost",
-             "max_tokens", "color", "interactive", "save_conversation", "on_missing_input", "skip_interactive")
+             "shard", "baseline", "recheck", "alpha", "comment", "comment_key", "comment_author", "fail_on",
+             "fail_fast", "dry_run", "retries", "junit", "summary", "annotations", "max_annotations", "config",
+             "record", "replay", "max_cost", "max_tokens", "color", "interactive", "save_conversation",
+             "on_missing_input", "skip_interactive")
 
 
 def run_command(callback: Callable[..., Any] | None = None, cls: type[click.Command] = click.Command) -> click.Command:

@@ -146,6 +146,10 @@ class OptionTable:
                                                 input="comment")] = None
     comment_key: Annotated[str, Flag("Several suites, several comments: each key keeps its own [{default}].",
                                      metavar="KEY", input="comment-key")] = "default"
+    # None: github-actions[bot] with a workflow's token (`ghs_…`); any other token needs it (github.pull_request)
+    comment_author: Annotated[str | None, Flag("The login the token comments as; only its comments are this run's "
+                                               "[github-actions[bot] with the workflow's GITHUB_TOKEN].",
+                                               metavar="LOGIN", input="comment-author")] = None
     retries: Annotated[int, Limit(ge=0),
                        Flag("Retries of one agent call on connection errors, 429 and 5xx [{default}].")] = 2
     # None: the user's cache directory (agents.cache.default_cache_directory)

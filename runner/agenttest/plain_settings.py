@@ -113,7 +113,8 @@ _READ_HERE: dict[str, Check] = {
     "judge": lambda value: value is None or type(value) is str,
     "cache": lambda value: value is None or (type(value) is str and bool(value.strip())),
 }
-VALIDATED = frozenset({*_READ_HERE, "min_pass_rate", "max_cost", "alpha", "runs", "shard", "comment_key", "run"})
+VALIDATED = frozenset({*_READ_HERE, "min_pass_rate", "max_cost", "alpha", "runs", "shard", "comment_key",
+                       "comment_author", "run"})
 
 
 def _parses(parse: Callable[[str], Any], value: str) -> bool:

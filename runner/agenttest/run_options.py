@@ -17,6 +17,8 @@ from .durations import parse_timeout
 from .option_table import OptionTable, agent_option, run_filter_pattern, shard_of
 from .run_count import parse_runs
 
+LOGIN = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:\[bot\])?")    # `octocat`, `my-app[bot]`
+
 
 class RunOptions(OptionTable, BaseModel):
     """Every run option of the table, with its default. Strict: `verbose: "no"` in YAML is an error, not True."""
@@ -60,6 +62,14 @@ class RunOptions(OptionTable, BaseModel):
     def _shard(cls, value: str | None) -> str | None:
         if value is not None:
             shard_of(value)
+        return value
+
+    @field_validator("comment_author")
+    @classmethod
+    def _comment_author(cls, value: str | None) -> str | None:
+        if value is not None and not LOGIN.fullmatch(value):
+            raise ValueError(f"{value!r}: a GitHub login (letters, digits and '-', up to 39), or an app's "
+                             "`NAME[bot]`")
         return value
 
     @field_validator("comment_key")

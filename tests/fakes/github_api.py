@@ -43,6 +43,10 @@ from .server import ThreadedServer
 
 BOT = "github-actions[bot]"          # who comments with a workflow's GITHUB_TOKEN
 TOKEN = "ghs_emulatorToken0123456789abcdefABCDEF"
+# Other tokens the emulator takes, and whom each writes as: a maintainer's personal access token, and a GitHub App's
+# installation token (`ghs_` too, as the workflow's, but it writes as the app's bot).
+PAT, PAT_LOGIN = "ghp_maintainerToken0123456789abcdefABCD", "octo-maintainer"
+APP_TOKEN, APP_LOGIN = "ghs_appInstallation0123456789abcdefABCD", "agent-checks[bot]"
 REPOSITORY, REPOSITORY_ID = "octo/agents", 1296269
 FORK, FORK_ID = "forker/agents", 8765432
 EPOCH = 1_800_000_000               # the emulator's clock (2027-01-15T08:00:00Z), and its rate limits' reset base
@@ -186,6 +190,7 @@ class FakeGitHub:
         self.prefix = prefix
         self.server_url = server_url
         self.pull_requests = {7}
+        self.logins = {TOKEN: BOT, PAT: PAT_LOGIN, APP_TOKEN: APP_LOGIN}   # the tokens it takes, and who writes
         self.comments: dict[int, Comment] = {}
         self.runs: list[Run] = []
         self.artifacts: dict[int, Artifact] = {}
@@ -285,7 +290,7 @@ class FakeGitHub:
         path = self._canonical(request.path)
         if path is None:
             return self._reply(None, 404, error(404, "Not Found"), {})
-        if request.headers.get("Authorization") not in (f"Bearer {TOKEN}", f"token {TOKEN}"):
+        if self._login(request) is None:
             return self._reply(None, 401, error(401, "Bad credentials"), {})
         for method, pattern, operation, handler in self._routes:
             match = pattern.fullmatch(path)
@@ -297,6 +302,11 @@ class FakeGitHub:
                 status, payload, headers = await handler(request, match, query, body)
                 return self._reply(operation, status, payload, headers)
         return self._reply(None, 404, error(404, "Not Found"), {})
+
+    def _login(self, request: web.Request) -> str | None:
+        """Whom the request's token writes as; None: no token it takes."""
+        scheme, _, token = request.headers.get("Authorization", "").partition(" ")
+        return self.logins.get(token) if scheme in ("Bearer", "token") else None
 
     def _canonical(self, path: str) -> str | None:
         """The request's path as `/repos/OWNER/NAME/…` (from `/repositories/ID/…` too), or None when it is not
@@ -379,7 +389,7 @@ class FakeGitHub:
             return 422, _too_long(), {}
         while self.race:
             self.add_comment(self.race.pop(0), number=number)
-        comment = self.add_comment(body["body"], number=number)
+        comment = self.add_comment(body["body"], user=self._login(request) or BOT, number=number)
         shown = self._comment(request, comment)
         return 201, shown, {"Location": shown["url"]}
 

@@ -20,7 +20,22 @@ from typing import Any
 import pytest
 
 from action.test_action import parse_github_output, run_action
-from fakes.github_api import FORK, REPOSITORY, TOKEN, FakeGitHub, not_found, read_only_token, too_many_requests, zip_of
+from agenttest.github.comment import RunStamp, marker
+from fakes.github_api import (
+    APP_LOGIN,
+    APP_TOKEN,
+    BOT,
+    FORK,
+    PAT,
+    PAT_LOGIN,
+    REPOSITORY,
+    TOKEN,
+    FakeGitHub,
+    not_found,
+    read_only_token,
+    too_many_requests,
+    zip_of,
+)
 
 HEAD_SHA = "c0ffee0000000000000000000000000000000007"
 AGENT = """
@@ -270,6 +285,69 @@ def test_no_token_is_said_and_nothing_is_asked(repo: Repo) -> None:
     assert step.code == 1 and repo.api.requests == []
     said = "no GitHub token (set GITHUB_TOKEN; the Action passes its github-token input)"
     assert (step.outputs["comment"], step.outputs["baseline"]) == (f"no comment: {said}", f"no baseline: {said}")
+
+
+# --- whose comments are ours ----------------------------------------------------------------------------------------
+
+
+def forged_comment(repo: Repo) -> int:
+    """Someone pastes the marker into a comment of their own, stamped as a much newer run, with a green verdict."""
+    return repo.api.add_comment(f"{marker('default', RunStamp(999999, 1, ''))}\n## ✅ agenttest: all passed",
+                                user="mallory").id
+
+
+def test_with_another_token_only_the_comment_authors_comments_are_ours(repo: Repo) -> None:
+    forged = forged_comment(repo)
+    first = repo.cli(100, "--comment-author", PAT_LOGIN, token=PAT)
+    assert first.code == 1, first.log
+    assert [r.method for r in repo.api.writes()] == ["POST"]        # the forged one neither edited nor deleted
+    mallorys, ours = repo.api.comments_on(7)
+    assert mallorys.id == forged and mallorys.body.endswith("all passed") and ours.user == PAT_LOGIN
+    assert "❌ agenttest: 1 failed — 2 of 3 passed" in ours.body and "all passed" not in ours.body
+    second = repo.cli(101, "--comment-author", PAT_LOGIN, token=PAT)
+    assert [r.method for r in repo.api.writes()] == ["POST", "PATCH"], second.log
+    assert repo.api.writes()[1].path.endswith(f"/issues/comments/{ours.id}")
+    assert repo.api.comments[forged].body.endswith("all passed")
+    # Without the author, the pasted marker would have been taken for a newer run's comment: the test can fail.
+    assert "left as it is" not in first.stdout + second.stdout
+
+
+def test_another_token_without_comment_author_posts_nothing_and_says_why(repo: Repo) -> None:
+    forged_comment(repo)
+    step = repo.cli(100, token=PAT)
+    assert step.code == 1 and repo.api.requests == [], step.log
+    said = ("no comment: the token is not the workflow's GITHUB_TOKEN, so its comments are its owner's: set "
+            "comment-author (--comment-author) to the login it comments as")
+    assert step.outputs["comment"].startswith(said)
+    assert [line for line in step.stdout.splitlines() if line.startswith(f"::warning::agenttest: {said}")]
+
+
+def test_the_action_passes_comment_author(repo: Repo) -> None:
+    forged = forged_comment(repo)
+    step = repo.action(100, {"github-token": PAT, "comment-author": PAT_LOGIN})
+    assert step.code == 1, step.log
+    assert [r.method for r in repo.api.writes()] == ["POST"]
+    assert [c.user for c in repo.api.comments_on(7)] == ["mallory", PAT_LOGIN]
+    assert repo.api.comments[forged].body.endswith("all passed")
+
+
+def test_an_apps_token_is_told_whom_it_writes_as(repo: Repo) -> None:
+    first = repo.cli(100, token=APP_TOKEN)        # `ghs_` as the workflow's, but the app's bot writes
+    assert first.code == 1 and [r.method for r in repo.api.writes()] == ["POST"], first.log
+    [comment] = repo.api.comments_on(7)
+    assert comment.user == APP_LOGIN != BOT
+    assert (f"Pull-request comment: created, by {APP_LOGIN}, not {BOT}: set comment-author to {APP_LOGIN} so that "
+            "the next run edits it") in first.stdout
+    second = repo.cli(101, "--comment-author", APP_LOGIN, token=APP_TOKEN)
+    assert [r.method for r in repo.api.writes()] == ["POST", "PATCH"], second.log
+    assert f"Pull-request comment: edited in place — {second.outputs['comment']}" in second.stdout
+
+
+def test_a_bad_comment_author_is_a_usage_error(repo: Repo) -> None:
+    step = repo.cli(900, "--comment-author", "two words")
+    assert step.code == 2 and "Traceback" not in step.log
+    assert "--comment-author: 'two words': a GitHub login" in step.stderr
+    assert repo.api.requests == []
 
 
 def test_a_bad_comment_key_is_a_usage_error(repo: Repo) -> None:

@@ -14,6 +14,7 @@ exception: the run's exit code does not depend on the comment.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -130,9 +131,14 @@ async def publish_comment(client: GitHubClient, repository: str, number: int, ke
             ours = await _ours(client, path, key, author)     # a job racing this one may have posted too
             if all(comment.id != created.id for comment, _ in ours):
                 ours = sorted([*ours, (created, stamp)], key=lambda pair: pair[0].id)
-        return await _converge(client, repository, ours, text, stamp, created)
+        outcome = await _converge(client, repository, ours, text, stamp, created)
     except GitHubError as exc:
         return CommentOutcome("failed", reason=_why(exc, number), kind=exc.kind)
+    writer = created.user.login if created is not None and created.user is not None else None
+    if writer is not None and author is not None and writer != author:     # the next run would not find it
+        return dataclasses.replace(outcome, reason=f"{outcome.reason}, by {writer}, not {author}: set comment-author "
+                                                   f"to {writer} so that the next run edits it")
+    return outcome
 
 
 async def _ours(client: GitHubClient, path: str, key: str, author: str | None) -> list[tuple[_Comment, RunStamp]]:

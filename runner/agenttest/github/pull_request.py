@@ -43,6 +43,8 @@ if TYPE_CHECKING:     # the REST client (aiohttp), the baseline and the comment 
 PULL_REQUEST_EVENTS = ("pull_request", "pull_request_target")
 BUDGET = 120.0      # seconds each of the baseline and the comment may spend on GitHub, waits for rate limits included
 NO_TOKEN = "no GitHub token (set GITHUB_TOKEN; the Action passes its github-token input)"
+NO_AUTHOR = ("the token is not the workflow's GITHUB_TOKEN, so its comments are its owner's: set comment-author "
+             "(--comment-author) to the login it comments as, so that only its comments count as this run's")
 # What changed against the baseline, for `--comment auto` (a comment is created only then, or when a case failed).
 CHANGES = ("regressions", "fixes", "introduced", "new", "removed", "noise")
 
@@ -87,6 +89,7 @@ class PullRequestLoop:
         self.output_dir = output_dir        # where comment.md goes: what was (or would have been) posted
         self.mode = options.comment or comment_default
         self.key = options.comment_key
+        self.author = options.comment_author
         self.artifact = options.baseline_artifact
         self.given = options.baseline
         self.baseline: Baseline | None = None
@@ -177,6 +180,8 @@ class PullRequestLoop:
         if reason is None:
             self.comment = asyncio.run(self._publish(report))
             self._tell(self.comment)
+        elif reason == f"no comment: {NO_AUTHOR}":      # a setting to fix, not a state of the pull request
+            self._say("warning", f"agenttest: {reason}")
         output = self.comment.output if self.comment is not None else reason or ""
         try:
             write_outputs(environment.output_file(), {"comment": output, "baseline": self.baseline_output()})
@@ -198,7 +203,18 @@ class PullRequestLoop:
             return "no comment: GITHUB_REPOSITORY is not set"
         if not facts.token:
             return f"no comment: {NO_TOKEN}"
+        if self._author() is None:
+            return f"no comment: {NO_AUTHOR}"
         return None
+
+    def _author(self) -> str | None:
+        """Whose comments are this run's: `comment-author`, else GitHub Actions' own account for a workflow's token
+        (`ghs_…`); None for another token, whose owner agenttest cannot ask about with every kind of token."""
+        if self.author:
+            return self.author
+        from .comment import BOT
+
+        return BOT if (self.facts.token or "").startswith("ghs_") else None
 
     def _creates(self, report: Mapping[str, Any]) -> bool:
         """Whether a comment is created when there is none yet (an existing one is always edited): `always`;
@@ -213,7 +229,7 @@ class PullRequestLoop:
         return failed or changed
 
     async def _publish(self, report: Mapping[str, Any]) -> CommentOutcome:
-        from .comment import BOT, CommentOutcome, marker, publish_comment, run_stamp
+        from .comment import CommentOutcome, marker, publish_comment, run_stamp
         from .comment_markdown import render_comment
         from .rest import GitHubClient, GitHubError
 
@@ -223,9 +239,8 @@ class PullRequestLoop:
         body = render_comment(report, self._links(), self.baseline)
         stamp = run_stamp(facts.run_id, facts.run_attempt, (report.get("metadata") or {}).get("started_at"))
         self._keep(f"{marker(self.key, stamp)}\n{body}")
-        # A workflow's token (`ghs_…`) comments as GitHub Actions' own account, and only its comments are ours;
-        # another token's author is its owner's, which agenttest cannot ask about with the workflow's token.
-        author = BOT if facts.token.startswith("ghs_") else None
+        author = self._author()     # only its comments are ours: a pasted marker makes no comment ours
+        assert author is not None
         try:
             async with GitHubClient(facts.token, facts.api_url, budget=BUDGET) as client:
                 outcome = await publish_comment(client, facts.repository, pull.number, self.key, body, stamp,
