@@ -43,7 +43,8 @@ class Repeats:
         self._planned = {index: (first if _repeated(entry) else 1) for index, entry in enumerate(entries)}
         self.units = [Unit(index, entry, run) for index, entry in enumerate(entries)
                       for run in range(1, self._planned[index] + 1)]
-        self._results: dict[int, dict[int, CaseResult]] = {index: {} for index in range(len(entries))}
+        # An entry's runs so far, until its verdict (then dropped: the verdict is what the run keeps of it).
+        self._results: dict[int, dict[int, CaseResult]] = {}
         self._started: set[int] = set()
         self._verdicts: dict[int, CaseResult] = {}
         self._added: list[Unit] = []
@@ -58,7 +59,7 @@ class Repeats:
     def finished(self, unit: Unit, result: CaseResult) -> CaseResult | None:
         """Record one run's result; the entry's verdict once its last run is in, else None (under `auto`, also
         when its runs asked for more: see `added`)."""
-        runs = self._results[unit.index]
+        runs = self._results.setdefault(unit.index, {})
         runs[unit.run] = result
         planned = self._planned[unit.index]
         if len(runs) < planned:
@@ -69,6 +70,7 @@ class Repeats:
             self._planned[unit.index] = planned + more
             self._added.extend(Unit(unit.index, unit.entry, run) for run in range(planned + 1, planned + more + 1))
             return None
+        del self._results[unit.index]
         verdict = case_verdict(ordered, self.min_pass_rate)
         if reason is not None and verdict.stability is not None:
             verdict.stability["stopped"] = reason
