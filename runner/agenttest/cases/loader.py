@@ -601,15 +601,15 @@ def _assertion_spec(item: Any, place: str, type_place: str, base_dir: Path,
     if item.keys() <= _TYPE_AND_VALUE and isinstance(item.get("type", ""), str):
         # Most assertions are `{"type": …, "value": …}`, which AssertionEntry accepts as it is: no model needed.
         kind = item.get("type") or "equals"
-        spec = AssertionSpec(type=kind, value=item.get("value"), base_dir=base_dir, root=root)
+        spec = AssertionSpec(type=_registered(kind), value=item.get("value"), base_dir=base_dir, root=root)
     else:
         written = _assertion_entry(item, place, checks.plain)
         if isinstance(written, list):
             return written
         kind = written.kind
-        spec = AssertionSpec(type=kind, value=written.resolved_value, path=written.path, message=written.message,
-                             negate=written.negate, options=dict(written.options or {}), use=written.use,
-                             script=written.script, base_dir=base_dir, root=root)
+        spec = AssertionSpec(type=_registered(kind), value=written.resolved_value, path=written.path,
+                             message=written.message, negate=written.negate, options=dict(written.options or {}),
+                             use=written.use, script=written.script, base_dir=base_dir, root=root)
     if kind == "agent" and spec.use is None and checks.default_judge:
         spec.use = f"agents:{checks.default_judge}"
     if kind not in REGISTRY:
@@ -624,6 +624,13 @@ def _assertion_spec(item: Any, place: str, type_place: str, base_dir: Path,
     except Exception as exc:  # a prepare step that breaks on an odd value must not take down the whole load
         return [f"{place}: cannot prepare the {spec.type!r} assertion: {type(exc).__name__}: {exc}"]
     return spec
+
+
+def _registered(kind: str) -> str:
+    """A known type's name as the registry holds it, one string for every assertion of that type (a suite's own copy
+    of `contains` costs ~57 bytes an assertion for as long as the run lasts); any other as written."""
+    known = REGISTRY.get(kind)
+    return known.name if known is not None else kind
 
 
 def _assertion_entry(item: dict[str, Any], place: str, plain: bool) -> AssertionEntry | PlainAssertion | list[str]:

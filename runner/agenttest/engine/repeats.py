@@ -21,7 +21,7 @@ from ..statistics import StopReason, runs_before_stop, stopping_reason
 Entry = Case | InvalidCase
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Unit:
     """One run of one entry: the entry's position in the plan, the entry, and the run's number (from 1)."""
 
@@ -40,25 +40,26 @@ class Repeats:
         self.min_pass_rate = min_pass_rate
         self.limit = auto_limit(runs)
         first = FIRST_RUNS if self.limit is not None else int(runs)
-        self._planned = {index: (first if _repeated(entry) else 1) for index, entry in enumerate(entries)}
+        self._planned = [first if _repeated(entry) else 1 for entry in entries]     # each entry's runs, by index
         self.units = [Unit(index, entry, run) for index, entry in enumerate(entries)
                       for run in range(1, self._planned[index] + 1)]
-        self._results: dict[int, dict[int, CaseResult]] = {index: {} for index in range(len(entries))}
-        self._started: set[int] = set()
+        # An entry's runs so far, until its verdict (then dropped: the verdict is what the run keeps of it).
+        self._results: dict[int, dict[int, CaseResult]] = {}
+        self._started = bytearray(len(entries))       # 1: a run of the entry at that index started
         self._verdicts: dict[int, CaseResult] = {}
         self._added: list[Unit] = []
 
     def first_start(self, unit: Unit) -> bool:
         """Whether this is the first run of its entry to start."""
-        if unit.index in self._started:
+        if self._started[unit.index]:
             return False
-        self._started.add(unit.index)
+        self._started[unit.index] = 1
         return True
 
     def finished(self, unit: Unit, result: CaseResult) -> CaseResult | None:
         """Record one run's result; the entry's verdict once its last run is in, else None (under `auto`, also
         when its runs asked for more: see `added`)."""
-        runs = self._results[unit.index]
+        runs = self._results.setdefault(unit.index, {})
         runs[unit.run] = result
         planned = self._planned[unit.index]
         if len(runs) < planned:
@@ -69,6 +70,7 @@ class Repeats:
             self._planned[unit.index] = planned + more
             self._added.extend(Unit(unit.index, unit.entry, run) for run in range(planned + 1, planned + more + 1))
             return None
+        del self._results[unit.index]
         verdict = case_verdict(ordered, self.min_pass_rate)
         if reason is not None and verdict.stability is not None:
             verdict.stability["stopped"] = reason
