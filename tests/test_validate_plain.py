@@ -13,22 +13,9 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from plain_modes import COMMAND, MODELS_ONLY
 
-COMMAND = """
-import sys
-sys.argv = ["agenttest", *sys.argv[1:]]
-from agenttest.cli import main
-main()
-"""
-# The same with the plain reading turned off: every entry and the config are read by their models.
-MODELS_ONLY = """
-import agenttest.cases.loader as loader
-import agenttest.project as project
-project.plain_config = lambda expanded: False
-loader.plain_case = lambda value: None
-loader.plain_assertion = lambda item: None
-""" + COMMAND
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def _said(cwd: Path, *args: str, models_only: bool) -> tuple[int, str, str]:

@@ -17,26 +17,11 @@ from typing import Any
 import pytest
 
 from e2e.conftest import helper_server
+from plain_modes import COMMAND, MODELS_ONLY
 
 ROOT = Path(__file__).resolve().parents[2]
 RECORDED = Path(__file__).parent / "data" / "cassettes_bfa850b"
 
-COMMAND = """
-import sys
-sys.argv = ["agenttest", *sys.argv[1:]]
-from agenttest.cli import main
-main()
-"""
-# The same with the plain reading turned off: the options, the config and every entry are read by their models.
-MODELS_ONLY = """
-import agenttest.cases.loader as loader
-import agenttest.options as options
-import agenttest.project as project
-project.plain_config = lambda expanded: False
-loader.plain_case = lambda value: None
-loader.plain_assertion = lambda item: None
-options.plain_options = lambda values: None
-""" + COMMAND
 # The run's modules, printed after it.
 MODULES = """
 import atexit, json, sys
