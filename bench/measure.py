@@ -111,9 +111,12 @@ class AgentServer:
 
 def child_env(**extra: str) -> dict[str, str]:
     """The environment of measured children: ours without CI and agenttest variables (a GitHub Actions shell
-    would change the console and write step outputs), plus `extra`."""
+    would change the console and write step outputs), nor the interpreter's switches a shell may set that an
+    install does not have (`PYTHONDONTWRITEBYTECODE`: a checkout whose bytecode is stale compiles at every start;
+    `PYTHONUNBUFFERED`: every write of the child a system call), plus `extra`."""
     env = {key: value for key, value in os.environ.items() if not key.startswith(("GITHUB_", "AGENTTEST_"))}
-    env.pop("FORCE_COLOR", None)
+    for name in ("FORCE_COLOR", "PYTHONDONTWRITEBYTECODE", "PYTHONUNBUFFERED"):
+        env.pop(name, None)
     env.update(extra)
     return env
 
