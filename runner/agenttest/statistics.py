@@ -12,16 +12,17 @@ from __future__ import annotations
 import math
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from fractions import Fraction
-from statistics import NormalDist
-from typing import Literal, TypeVar
+from typing import TYPE_CHECKING, Literal, TypeVar
+
+if TYPE_CHECKING:       # fractions and the standard statistics (with decimal) are loaded by the functions that use
+    from fractions import Fraction  # them: a run of one run a case, without a baseline, calls none (issue #27)
 
 CONFIDENCE = 0.95       # of every interval, unless a caller asks for another
 ALPHA = 0.05            # --alpha: the significance level of the regression test
 FIRST_RUNS = 3          # --runs auto: every case runs this many times before its runs may stop
 MOST_RUNS = 10          # --runs auto without :MAX
 
-P = TypeVar("P", float, Fraction)
+P = TypeVar("P", float, "Fraction")
 K = TypeVar("K", bound=Hashable)
 StopReason = Literal["agreed", "interval", "curtailed", "limit"]
 
@@ -87,6 +88,8 @@ def _fisher_exact(baseline: Proportion, current: Proportion) -> Fraction:
     """`fisher_one_sided`, exactly: the lower tail of the hypergeometric distribution of the current side's
     passes, among `baseline.trials + current.trials` runs of which `baseline.successes + current.successes`
     passed."""
+    from fractions import Fraction
+
     for side in (baseline, current):
         _check_counts(side.successes, side.trials)
     runs = baseline.trials + current.trials
@@ -102,6 +105,8 @@ def benjamini_hochberg(p_values: Sequence[P]) -> list[P]:
     rejected at false-discovery rate q when its adjusted value is ≤ q. Step-up: the i-th smallest of m p-values is
     scaled by m / i, and each adjusted value is the smallest scaled one at its rank or above, so the adjusted
     values keep the p-values' order and never fall below them. Fractions in, fractions out."""
+    from fractions import Fraction
+
     count = len(p_values)
     order = sorted(range(count), key=lambda index: p_values[index])
     adjusted: list[P] = list(p_values)
@@ -192,6 +197,8 @@ def runs_to_detect_collapse(alpha: float = ALPHA, dropped: int = 1, most: int = 
     be a regression at `alpha` when it is one of `dropped` testable drops and the others are noise (its p-value
     1 / C(2n, n) must then reach alpha / dropped). At 0.05: 3 runs for a lone drop, 5 among 10, 7 among 50.
     ValueError when even `most` runs would not do."""
+    from fractions import Fraction
+
     if dropped < 1:
         raise ValueError(f"dropped must be at least 1, got {dropped}")
     bar = _exact(alpha, "alpha") / dropped
@@ -218,6 +225,8 @@ def stopping_reason(passed: int, runs: int, bar: float, *, most: int = MOST_RUNS
     `most` cannot change its verdict at `most` (`curtailed`), when the Wilson interval of its pass rate lies wholly
     on one side of the bar (`interval`), or at `most` (`limit`). Whenever it stops, the verdict of the runs made is
     the verdict it would have had."""
+    from fractions import Fraction
+
     _check_counts(passed, runs, allow_empty=True)
     exact_bar = _exact(bar, "the pass-rate bar")
     if not 0 < exact_bar <= 1:
@@ -267,6 +276,8 @@ def clustered_interval(cases: Sequence[Proportion], confidence: float = CONFIDEN
     point: n_eff is at least C (each case telling one run's worth, which is what runs that always agree tell) and
     at most C² / Σ_c (1/K_c) (each of the K_c runs independent: the total of runs when the K_c are equal). A suite
     whose runs all passed (or all failed) is C runs' worth: 30 cases that passed every run, (0.886, 1)."""
+    from fractions import Fraction
+
     counted = [case for case in cases if case.trials]
     if not counted:
         return 0.0, 1.0
@@ -292,6 +303,8 @@ def clustered_standard_error(cases: Sequence[Proportion]) -> float:
 
 def _clustered(cases: Sequence[Proportion]) -> tuple[Fraction, Fraction]:
     """The mean of the cases' pass rates and its clustered variance, exactly."""
+    from fractions import Fraction
+
     rates = [Fraction(case.successes, case.trials) for case in cases]
     mean = sum(rates, Fraction(0)) / len(rates)
     return mean, sum(((rate - mean) ** 2 for rate in rates), Fraction(0)) / len(rates) ** 2
@@ -354,6 +367,8 @@ class Agreement:
         """Cohen's κ (Cohen 1960): the agreement beyond what the label and verdict rates alone would give by
         chance, (p_o − p_e) / (1 − p_e) — 1 perfect, 0 no better than chance, below 0 worse. None when chance alone
         agrees fully (every label and every verdict the same class): κ is then undefined."""
+        from fractions import Fraction
+
         total = self.total
         if total == 0:
             return None
@@ -380,6 +395,8 @@ def kappa_strength(kappa: float) -> str:
 # -- helpers -----------------------------------------------------------------------------------------------------
 
 def _z(confidence: float) -> float:
+    from statistics import NormalDist
+
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be between 0 and 1, got {confidence}")
     return NormalDist().inv_cdf(0.5 + confidence / 2)
@@ -387,6 +404,8 @@ def _z(confidence: float) -> float:
 
 def _exact(value: float, name: str) -> Fraction:
     """A level as the user wrote it (`0.05` is 1/20, not the binary float just above it)."""
+    from fractions import Fraction
+
     if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
         raise ValueError(f"{name} must be a number, got {value!r}")
     exact = Fraction(repr(float(value)))
@@ -396,6 +415,8 @@ def _exact(value: float, name: str) -> Fraction:
 
 
 def _rate(side: Proportion) -> Fraction:
+    from fractions import Fraction
+
     return Fraction(side.successes, side.trials)
 
 

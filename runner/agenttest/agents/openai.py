@@ -17,8 +17,6 @@ from .base import AgentRequest, AgentResponse
 from .credentials import register_header_secrets
 from .openai_chat import chat_messages, read_completion, tool_step_messages
 from .openai_files import read_system, read_tools
-from .openai_stream import read_stream
-from .python import import_callable
 from .registry import ProviderContext
 from .replies import is_event_stream, read_json
 from .tool_loop import ToolKit, combined, steps_exceeded
@@ -102,6 +100,8 @@ class OpenAIAgent:
         try:
             async with self._transport.send(endpoint.url, body, endpoint.headers, deadline) as response:
                 if is_event_stream(response.content_type):
+                    from .openai_stream import read_stream  # here: a run without streaming needs none of it
+
                     reply = await read_stream(response, shown)
                 else:
                     reply = await read_json(response, shown)
@@ -253,6 +253,10 @@ def build_toolkit(prefix: str, settings: OpenAISettings, tools: list[dict[str, A
     if both:
         raise ConfigError(f"{prefix}.tool_callables: {', '.join(sorted(both))} also in mock_tools: give each tool "
                           "a fixed result or a callable, not both")
-    functions = {name: import_callable(f"{prefix}.tool_callables.{name}", reference, config_dir)
-                 for name, reference in settings.tool_callables.items()}
+    functions: dict[str, Any] = {}
+    if settings.tool_callables:     # most agents have none: their run loads no importer of Python callables
+        from .python import import_callable
+
+        functions = {name: import_callable(f"{prefix}.tool_callables.{name}", reference, config_dir)
+                     for name, reference in settings.tool_callables.items()}
     return ToolKit(mocks=settings.mock_tools, functions=functions)

@@ -7,7 +7,6 @@ import json
 from typing import Any
 
 from ..errors import AgentCallError
-from ..extract import unfinished_json
 from .base import MESSAGE_KEYS, AgentResponse, ToolCall, parse_arguments, usage_counts
 from .replies import snippet
 
@@ -105,6 +104,10 @@ def read_completion(reply: Any, shown: str, *, model: str) -> AgentResponse:
 def _refuse_cut_arguments(calls: list[ToolCall], finish_reason: str | None, shown: str) -> None:
     """A tool call whose arguments stop mid-JSON was cut off at the token limit — even when the reply says
     `tool_calls` (llama.cpp does, for a forced call): no call the agent meant, so an AgentCallError saying so."""
+    if not calls:
+        return
+    from ..extract import unfinished_json  # here: a reply that calls no tool needs none of it (issue #27)
+
     for call in calls:
         if isinstance(call.arguments, str) and unfinished_json(call.arguments):
             said = f", though the reply says finish_reason {finish_reason!r}" if finish_reason != "length" else ""

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import copy
 import math
-import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -56,6 +55,8 @@ def case_verdict(runs: Sequence[CaseResult], min_pass_rate: float = 100.0) -> Ca
     pass_rate = 100.0 * len(passed) / len(counted) if counted else 0.0
     counts = bool(counted) and pass_rate >= min_pass_rate
     shown = (passed or ran)[0] if counts else (failing or ran)[0]
+    import statistics  # the standard one (with fractions and decimal): loaded by a case of several runs
+
     result = copy.copy(shown)
     result.usage = Usage.total(run.usage for run in runs)
     result.runs = [run_detail(number, run) for number, run in enumerate(runs, start=1)]
@@ -81,6 +82,8 @@ def case_verdict(runs: Sequence[CaseResult], min_pass_rate: float = 100.0) -> Ca
 def stability_row(result: CaseResult, runs: Sequence[CaseResult], min_pass_rate: float) -> dict[str, Any]:
     """The case's line of `stability_results` (Yao's fields, plus `flaky`, `counted_as`, `infra_errors`,
     `not_run`, `file`, `line`). Runs that failed outside the agent are counted apart, not as failures."""
+    import statistics
+
     ran = [run for run in runs if run.ran]
     counted = [run for run in ran if run.error_kind not in NOT_THE_AGENT]
     passed = sum(1 for run in counted if run.status == "passed")
@@ -105,6 +108,8 @@ def pass_at_k(rows: Iterable[Mapping[str, Any]], runs: int) -> tuple[dict[str, f
     """pass@k and pass^k for k = 1…runs, averaged over cases (τ-bench): with c of n runs passing, pass@k is
     1 − C(n−c, k)/C(n, k) (some of k runs passes) and pass^k is C(c, k)/C(n, k) (all k runs pass). Runs that
     failed outside the agent (infra) are left out of n; a case with fewer than k counted runs is left out at k."""
+    import statistics
+
     at: dict[str, float] = {}
     hat: dict[str, float] = {}
     counted = [(int(row["runs"]) - int(row.get("infra_errors", 0)), int(row["passed"])) for row in rows
@@ -122,6 +127,8 @@ def stability_summary(rows: Sequence[Mapping[str, Any]], runs: int | str) -> dic
     """The summary's stability fields (with `--runs N` or `auto:MAX`), over the cases that ran every run: the
     overall pass rate (the mean of the cases' pass rates) with its interval, cases as clusters of their runs
     (`statistics.clustered_interval`); under `auto`, how many cases stopped for each reason."""
+    import statistics
+
     rows = [row for row in rows if row.get("counted_as") != "skipped"]
     at, hat = pass_at_k(rows, most_runs(runs))
     summary: dict[str, Any] = {

@@ -1,6 +1,10 @@
-"""Assertions: importing this package registers every built-in assertion type."""
+"""Assertions: importing this package registers the text assertions; the other built-in types are registered by
+their module when the registry is first asked for one of them (`base.LAZY_TYPES`)."""
 
-from . import judge, script, structured, text, timing, tools
+import importlib
+from types import ModuleType
+
+from . import text
 from .base import (
     REGISTRY,
     AssertionResult,
@@ -40,3 +44,10 @@ __all__ = [
     "timing",
     "tools",
 ]
+
+
+def __getattr__(name: str) -> ModuleType:
+    """The modules of the types registered when first wanted (`assertions.judge`, …), imported when named."""
+    if name in ("judge", "script", "structured", "timing", "tools"):
+        return importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

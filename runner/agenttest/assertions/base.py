@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, ItemsView, Iterator, KeysView, ValuesView
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -158,7 +158,62 @@ class AssertionType:
         return f"AssertionType(name={self.name!r}, options={self._options!r}, waits={self.waits!r})"
 
 
-REGISTRY: dict[str, AssertionType] = {}
+# The built-in types of the other modules of this package, by module: each imported when a suite first names one
+# of its types or when the whole table is read, so that a run of text assertions loads none of them (issue #27).
+LAZY_TYPES = {"agent": "judge", "script": "script", "json_path": "structured", "type": "structured",
+              "json_schema": "structured", "latency": "timing", "tool_called": "tools", "tool_result": "tools",
+              "tool_sequence": "tools"}
+
+
+class Registry(dict[str, AssertionType]):
+    """The assertion types by name: a dict whose built-in types (`LAZY_TYPES`) are registered by their module the
+    first time they are looked up, or the whole table read (iterated, counted, listed)."""
+
+    def _load(self, name: object) -> None:
+        module = LAZY_TYPES.get(name) if isinstance(name, str) else None
+        if module is not None and not dict.__contains__(self, name):
+            importlib.import_module(f".{module}", __package__)
+
+    def _load_all(self) -> None:
+        for module in dict.fromkeys(LAZY_TYPES.values()):
+            importlib.import_module(f".{module}", __package__)
+
+    def __missing__(self, name: str) -> AssertionType:
+        self._load(name)
+        if dict.__contains__(self, name):
+            return dict.__getitem__(self, name)
+        raise KeyError(name)
+
+    def __contains__(self, name: object) -> bool:
+        self._load(name)
+        return dict.__contains__(self, name)
+
+    def get(self, name: str, default: Any = None) -> Any:  # type: ignore[override]
+        self._load(name)
+        return dict.get(self, name, default)
+
+    def __iter__(self) -> Iterator[str]:
+        self._load_all()
+        return dict.__iter__(self)
+
+    def __len__(self) -> int:
+        self._load_all()
+        return dict.__len__(self)
+
+    def keys(self) -> KeysView[str]:  # type: ignore[override]
+        self._load_all()
+        return dict.keys(self)
+
+    def values(self) -> ValuesView[AssertionType]:  # type: ignore[override]
+        self._load_all()
+        return dict.values(self)
+
+    def items(self) -> ItemsView[str, AssertionType]:  # type: ignore[override]
+        self._load_all()
+        return dict.items(self)
+
+
+REGISTRY: dict[str, AssertionType] = Registry()
 
 
 def assertion(*names: str, prepare: Prepare | None = None,

@@ -8,7 +8,6 @@ from typing import TextIO
 from ..artifacts import artifact_paths
 from ..config import RunConfig
 from ..github import environment
-from ..github.annotations import AnnotationsReporter
 from ..github.links import SourceLinks
 from ..github.outputs import StepOutputsWriter, output_workspace
 from ..github.summary import SummaryWriter
@@ -36,7 +35,9 @@ def ci_reporters(config: RunConfig, stream: TextIO) -> list[Reporter]:
     github_output = environment.output_file()
     if github_output:
         reporters.append(StepOutputsWriter(github_output, paths, output_workspace(config.cwd)))
-    if annotate:
+    if annotate:        # the annotations' module is loaded only by a run that makes them (GitHub Actions)
+        from ..github.annotations import AnnotationsReporter
+
         reporters.append(AnnotationsReporter(stream, links, max_annotations=options.max_annotations,
                                              fail_on=options.fail_on))
     return reporters

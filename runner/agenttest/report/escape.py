@@ -9,7 +9,6 @@ in our own commands by `github.commands`, which escapes on top of `plain`.
 
 from __future__ import annotations
 
-import html
 import json
 import re
 from typing import Any
@@ -130,6 +129,8 @@ def xml_attribute(value: Any) -> str:
 
 def html_text(value: Any) -> str:
     """Cleaned text with `& < > " '` escaped, for HTML element content and attribute values."""
+    import html  # here: with its table of entities, loaded by a run whose artifacts hold HTML (issue #27)
+
     return html.escape(xml_text(value), quote=True)
 
 
