@@ -23,4 +23,13 @@ if sys.version_info >= (3, 11):
             raise TimeoutError
         return result
 else:
-    within = asyncio.wait_for
+    async def within(awaitable: Awaitable[T], seconds: float) -> T:
+        """`awaitable`'s result, or TimeoutError once `seconds` have passed (it is then cancelled). 3.10's
+        `asyncio.wait_for` returns the result of an awaitable that swallowed its cancellation and returned late:
+        that call has still run out of time, as on 3.11."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + seconds
+        result = await asyncio.wait_for(awaitable, seconds)
+        if loop.time() >= deadline:
+            raise asyncio.TimeoutError
+        return result

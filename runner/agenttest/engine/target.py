@@ -4,7 +4,6 @@ API, which promises to behave as a case does: the request it sends, and what a f
 from __future__ import annotations
 
 import asyncio
-import sys
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -47,6 +46,6 @@ def _waits(agent: Agent, seconds: float) -> bool:
     """Whether the call needs a timer to cut it: not when the agent answers at once (`waits = False`: a replayed
     call), which no timer could cut — one fires only once the call gives the event loop a turn, and such a call
     never does. (Each timer made and cancelled cost ~8 µs of a 10,000-case replay's case, its handles piling up
-    on the loop until the run's one step of it ended.) Before 3.11 `wait_for` gives up on a call with no time
-    left before it starts: so does this."""
-    return getattr(agent, "waits", True) or (seconds <= 0 and sys.version_info < (3, 11))
+    on the loop until the run's one step of it ended.) So on every Python: a replayed call answers even with no
+    time left, as `asyncio.timeout` lets a call that never yields finish."""
+    return getattr(agent, "waits", True)
