@@ -123,9 +123,14 @@ def test_no_cut_reveals_a_secret_less_one_character(secret: str, before: str, af
         shown = [shorten(text, limit), snippet(text), one_line(text, max(limit, 2)), preview(text, limit),
                  mask_head(text, limit)[0][:limit], mask(text)[:limit]]
     for out in shown:
+        out = _OUR_WORDS.sub("\0", out)    # a secret `ter0` is not revealed by the `ter` of "characters"
         for form in encoded_forms(secret):
             if len(form) > 1:
                 assert form[:-1] not in out and form[1:] not in out, (form, out)
+
+
+# What the cuts and the mask write themselves (report/escape.truncate's note, the mask): no part of a secret.
+_OUR_WORDS = re.compile(r"… \[truncated \d+ characters[^\]]*\]|\*\*\*")
 
 
 _JSON_VALUES = st.recursive(
