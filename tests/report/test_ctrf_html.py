@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from html.parser import HTMLParser
 from pathlib import Path
 
 import jsonschema
 
+from agenttest.analysis.comparison import compare
 from agenttest.github.links import SourceLinks
 from agenttest.report.ctrf import CtrfWriter, render_ctrf
 from agenttest.report.html import render_html
@@ -87,6 +89,25 @@ def test_ctrf_counts_of_an_interrupted_run(links: SourceLinks) -> None:
         "tests": 7, "passed": 2, "failed": 3, "skipped": 2, "suites": 3}
     assert summary["extra"] == {"errors": 1, "timeouts": 1, "pass_rate": 40.0, "interrupted": True}
     assert sum(1 for test in document["results"]["tests"] if test["rawStatus"] == "failed") == 1
+
+
+def test_ctrf_tells_each_tests_change_against_the_baseline(links: SourceLinks) -> None:
+    now = make_report(mixed_results()).to_dict()
+    then = [dataclasses.replace(result, status={"fail": "passed", "pass": "failed", "boom": "passed"}.get(
+        result.id, result.status)) for result in mixed_results() if result.id != "chat"]
+    now["comparison"] = compare(now, make_report(then).to_dict(), path="base/report.json")
+    document = render_ctrf(now, links)
+    jsonschema.validate(document, CTRF_SCHEMA)
+    tests = {test["name"]: test for test in document["results"]["tests"]}
+    changes = {name: test["extra"]["baseline"] for name, test in tests.items() if "baseline" in test.get("extra", {})}
+    assert {name: change["change"] for name, change in changes.items()} == {
+        "fail": "regression", "boom": "regression", "pass: Passes": "fix", "slow": "still_failing", "chat": "new"}
+    evidence = {entry["id"]: entry["evidence"] for entry in now["comparison"]["regressions"]}
+    assert changes["fail"] == {"change": "regression", "was": "passed", "evidence": evidence["fail"]}
+    assert changes["pass: Passes"] == {"change": "fix", "was": "failed"} and changes["chat"] == {"change": "new"}
+    assert tests["fail"]["extra"]["failure_type"] and "baseline" not in tests["later"].get("extra", {})
+    assert document["results"]["summary"]["extra"]["baseline"] == {
+        "path": "base/report.json", **now["comparison"]["counts"]}
 
 
 class Elements(HTMLParser):

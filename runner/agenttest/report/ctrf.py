@@ -20,6 +20,9 @@ from .escape import preview, xml_text
 from .verdicts import case_title, failure_body, failure_type, first_reason, is_failing
 
 SPEC_VERSION = "0.0.0"
+# A test's change against the baseline (report.json's `comparison`): the first of these groups that names it.
+_CHANGES = (("regressions", "regression"), ("noise", "noise"), ("introduced", "introduced"), ("fixes", "fix"),
+            ("still_failing", "still_failing"), ("new", "new"))
 _STATUS = {"passed": "passed", "failed": "failed", "error": "failed", "timeout": "failed", "skipped": "skipped"}
 
 
@@ -49,7 +52,9 @@ def _document(report: Mapping[str, Any], links: SourceLinks) -> dict[str, Any]:
     results = list(report.get("results") or [])
     start = _epoch_ms(metadata.get("started_at"))
     stop = _epoch_ms(metadata.get("completed_at")) or start + int(summary.get("duration_ms") or 0)
-    tests: Iterator[dict[str, Any]] = (_test(result, links) for result in results)
+    changes = _changes(report)
+    tests: Iterator[dict[str, Any]] = (_test(result, links, changes.get((result.get("file"), result.get("id"))))
+                                       for result in results)
     statuses = [_STATUS.get(str(result.get("status")), "other") for result in results]
     counts = {status: statuses.count(status) for status in ("passed", "failed", "skipped")}
     suites = {path for path in (links.display(result.get("file")) for result in results) if path}
@@ -64,7 +69,7 @@ def _document(report: Mapping[str, Any], links: SourceLinks) -> dict[str, Any]:
                 "start": start, "stop": stop, "duration": int(summary.get("duration_ms") or 0),
                 "extra": {"errors": summary.get("errors", 0), "timeouts": summary.get("timeouts", 0),
                           "pass_rate": summary.get("pass_rate"), "interrupted": bool(report.get("interrupted")),
-                          **_stability_extra(summary)},
+                          **_stability_extra(summary), **_baseline_extra(report)},
             },
             "tests": tests,
             "environment": {"appName": xml_text(summary.get("agent_id")),
@@ -76,7 +81,7 @@ def _document(report: Mapping[str, Any], links: SourceLinks) -> dict[str, Any]:
     return document
 
 
-def _test(result: Mapping[str, Any], links: SourceLinks) -> dict[str, Any]:
+def _test(result: Mapping[str, Any], links: SourceLinks, change: dict[str, Any] | None = None) -> dict[str, Any]:
     status = str(result.get("status"))
     test: dict[str, Any] = {
         "name": xml_text(case_title(dict(result))) or "?",
@@ -107,7 +112,38 @@ def _test(result: Mapping[str, Any], links: SourceLinks) -> dict[str, Any]:
                                             pass_rate_interval=stability.get("pass_rate_interval"))
         if stability.get("stopped"):
             test["extra"]["stopped"] = stability["stopped"]
+    if change is not None:          # --baseline: what changed, and for a drop its evidence
+        test.setdefault("extra", {})["baseline"] = change
     return test
+
+
+def _changes(report: Mapping[str, Any]) -> dict[tuple[Any, Any], dict[str, Any]]:
+    """Each compared test's change against the baseline by (file, id), with what it was and the evidence of a
+    drop (`analysis.noise`), as report.json's comparison gives them."""
+    comparison = report.get("comparison")
+    found: dict[tuple[Any, Any], dict[str, Any]] = {}
+    if not isinstance(comparison, Mapping):
+        return found
+    for group, change in _CHANGES:
+        for entry in comparison.get(group) or []:
+            key = (entry.get("file"), entry.get("id")) if isinstance(entry, Mapping) else None
+            if key is None or key in found:
+                continue
+            found[key] = {"change": change, **{name: xml_text(entry[name]) if isinstance(entry[name], str) else
+                                               entry[name] for name in ("was", "evidence", "p_value",
+                                                                        "adjusted_p_value")
+                                               if entry.get(name) is not None}}
+    return found
+
+
+def _baseline_extra(report: Mapping[str, Any]) -> dict[str, Any]:
+    """With --baseline: the report compared with and how many tests changed which way, as CTRF's extra fields."""
+    comparison = report.get("comparison")
+    if not isinstance(comparison, Mapping):
+        return {}
+    counts = comparison.get("counts") if isinstance(comparison.get("counts"), Mapping) else {}
+    baseline = comparison.get("baseline") if isinstance(comparison.get("baseline"), Mapping) else {}
+    return {"baseline": {"path": xml_text(baseline.get("path")), **counts}}
 
 
 def _stability_extra(summary: Mapping[str, Any]) -> dict[str, Any]:
