@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 from collections.abc import Callable
 from typing import Annotated, Any
 
@@ -91,3 +93,32 @@ def test_the_judge_options_accept_what_they_always_did(options: dict[str, Any], 
     prepare_assertion(spec)
     assert (spec.typed_options.metadata, spec.typed_options.threshold) == (metadata, threshold)
     assert type(spec.typed_options.threshold) is type(threshold)
+
+
+def _in_a_fresh_interpreter(code: str) -> str:
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.strip()
+
+
+def test_the_built_in_types_load_when_first_named_and_the_whole_table_lists_them_all() -> None:
+    out = _in_a_fresh_interpreter("""
+import sys
+from agenttest.assertions.base import LAZY_TYPES, REGISTRY
+loaded = lambda: sorted(m for m in set(LAZY_TYPES.values()) if f"agenttest.assertions.{m}" in sys.modules)
+print(loaded())
+print("latency" in REGISTRY, REGISTRY["tool_called"].name, loaded())
+print(set(LAZY_TYPES) <= set(sorted(REGISTRY)), loaded())
+""")
+    assert out.splitlines() == ["[]", "True tool_called ['timing', 'tools']",
+                                "True ['judge', 'script', 'structured', 'timing', 'tools']"]
+
+
+def test_a_type_registered_under_a_built_in_name_replaces_it_though_its_module_loads_later() -> None:
+    out = _in_a_fresh_interpreter("""
+from agenttest.assertions.base import REGISTRY, AssertionType
+REGISTRY["latency"] = AssertionType("latency", lambda spec, ctx: None)
+import agenttest.assertions.timing
+print(REGISTRY["latency"].evaluate.__module__, len(REGISTRY) > 10)
+""")
+    assert out == "__main__ True"

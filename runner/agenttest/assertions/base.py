@@ -178,6 +178,12 @@ class Registry(dict[str, AssertionType]):
         for module in dict.fromkeys(LAZY_TYPES.values()):
             importlib.import_module(f".{module}", __package__)
 
+    def __setitem__(self, name: str, kind: AssertionType) -> None:
+        # A built-in type is registered before anything registered under its name later, which replaces it: as when
+        # every module was imported at start. (Its own module, registering it, is in sys.modules already.)
+        self._load(name)
+        dict.__setitem__(self, name, kind)
+
     def __missing__(self, name: str) -> AssertionType:
         self._load(name)
         if dict.__contains__(self, name):
