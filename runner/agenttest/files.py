@@ -8,7 +8,7 @@ import os
 import re
 import stat
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -176,7 +176,26 @@ def _laid_out(value: Any, depth: int) -> bool:
     """Whether `_pieces` lays `value` out itself, rather than writing it with one `_dumps`."""
     if isinstance(value, dict):
         return depth < 2 and all(isinstance(key, str) for key in value)
-    return isinstance(value, (list, tuple, Iterator)) and depth < 3
+    return depth < 3 and (isinstance(value, (list, tuple, Iterator)) or _sequence(value))
+
+
+def _sequence(value: Any) -> bool:
+    """Whether `value` is a sequence JSON writes as an array though it is no list: a run's results, each built as
+    it is read (`results.ResultDicts`)."""
+    return isinstance(value, Sequence) and not isinstance(value, (str, bytes, bytearray, list, tuple))
+
+
+def _default(value: Any) -> Any:
+    """What orjson writes for a value it has no type for: a sequence as an array, anything else as its `str`."""
+    return list(value) if _sequence(value) else str(value)
+
+
+def _lists(value: Any, depth: int = 0) -> Any:
+    """`value` with each sequence that is no list made one, for the json module: in the objects of the first two
+    levels, where a report holds its results (below them, and in a cycle, nothing is looked at)."""
+    if isinstance(value, dict) and depth < 2:
+        return {key: _lists(item, depth + 1) for key, item in value.items()}
+    return list(value) if _sequence(value) else value
 
 
 _BATCH = 64     # values of an array written with one `_dumps`: orjson and the search for secrets cost ~4 µs a call
@@ -210,7 +229,7 @@ def _batch(values: list[Any], depth: int, lead: bytes) -> bytes:
     one array, whose values orjson lays out as it lays out each alone, only two spaces further in. One that holds a
     secret, or that orjson cannot write, sends the batch through `_dumps` value by value."""
     try:
-        raw = orjson.dumps(values, default=str, option=_ORJSON | orjson.OPT_INDENT_2)
+        raw = orjson.dumps(values, default=_default, option=_ORJSON | orjson.OPT_INDENT_2)
     except (orjson.JSONEncodeError, RecursionError):
         raw = None
     if raw is not None and not appears_in_json(raw):
@@ -243,7 +262,7 @@ def _dumps(data: Any, *, pretty: bool) -> bytes:
     agents and suites reach artifacts through `bounds.stored`, which already wrote their NaN as "NaN"; orjson writes
     any other NaN as null, which is still strict JSON."""
     try:
-        raw = orjson.dumps(data, default=str, option=(_ORJSON | orjson.OPT_INDENT_2) if pretty else _ORJSON)
+        raw = orjson.dumps(data, default=_default, option=(_ORJSON | orjson.OPT_INDENT_2) if pretty else _ORJSON)
     except (orjson.JSONEncodeError, RecursionError):
         raw = None
     if raw is not None and not appears_in_json(raw):
@@ -252,6 +271,7 @@ def _dumps(data: Any, *, pretty: bool) -> bytes:
 
 
 def _strict_dumps(data: Any, layout: dict[str, Any]) -> str:
+    data = _lists(data)
     try:
         text = json.dumps(redact(data), ensure_ascii=False, allow_nan=False, default=str, **layout)
     except (ValueError, RecursionError):

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, overload
+
+import orjson
 
 from .assertions.base import AssertionResult
 from .bounds import MAX_STORED_CHARS, is_large, json_safe, stored
@@ -177,3 +180,142 @@ class Summary:
     @property
     def ok(self) -> bool:
         return self.failed == 0 and self.errors == 0 and self.timeouts == 0
+
+
+class ResultLog:
+    """A run's results in plan order, each put in once final (its reporters told). A result that passed is kept as
+    the UTF-8 JSON of its report.json shape when nothing after the cases needs its objects (`lean`): ~0.6 KB a case
+    rather than ~3 KB of objects, so that a suite's memory grows by little more than its report. Every other result
+    stays whole — the failures are what the summaries, annotations and comparisons read closely — as every result
+    does when the run needs them all after the cases (AfterAll, rechecks).
+
+    Reporters read the results through `dicts()`, a sequence that builds each report.json dict as it is read."""
+
+    def __init__(self, size: int, *, lean: bool) -> None:
+        self.lean = lean
+        self.positions: list[int] | None = None         # --shard: each result's place in the whole suite
+        self._items: list[CaseResult | bytes | None] = [None] * size
+        self._usages: list[bytes | None] = [None] * size     # a packed result's usage, as JSON
+        self._forms: dict[bytes, bytes] = {}             # one bytes object for each usage seen: most are alike
+        self._stability: dict[int, dict[str, Any]] = {}  # a packed result's stability row (--runs)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def put(self, index: int, result: CaseResult) -> None:
+        packed = _packed(result) if self.lean and result.status == "passed" and result.position is None else None
+        if packed is None:
+            self._items[index] = result
+            return
+        usage = orjson.dumps(result.usage.roles)
+        self._items[index], self._usages[index] = packed, self._forms.setdefault(usage, usage)
+        if result.stability is not None:
+            self._stability[index] = result.stability
+
+    def missing(self) -> list[int]:
+        """The places no result was put in (entries that never ran)."""
+        return [index for index, item in enumerate(self._items) if item is None]
+
+    def whole(self) -> list[CaseResult]:
+        """Every result as its object: only a log that kept them all (not `lean`) has them."""
+        assert not self.lean, "a lean log keeps its passed results as JSON"
+        return [item for item in self._items if isinstance(item, CaseResult)]
+
+    def statuses(self) -> list[str]:
+        return [item.status if isinstance(item, CaseResult) else "passed" for item in self._items]  # type: ignore[union-attr]
+
+    def usage(self, *before: Usage) -> Usage:
+        """The usage of `before` and of every result, added up in plan order (as each count's keys first appear)."""
+        total, decoded = Usage.total(before), {}
+        for item, usage in zip(self._items, self._usages, strict=True):
+            if usage is not None:
+                roles = decoded.get(id(usage))
+                if roles is None:
+                    roles = decoded[id(usage)] = orjson.loads(usage)
+                total.merge(roles)
+            elif isinstance(item, CaseResult):
+                total.merge(item.usage)
+        return total
+
+    def stability_rows(self) -> list[dict[str, Any]]:
+        rows = []
+        for index, item in enumerate(self._items):
+            row = item.stability if isinstance(item, CaseResult) else self._stability.get(index)
+            if row is not None:
+                rows.append(row)
+        return rows
+
+    def place(self, positions: list[int] | None) -> None:
+        """With --shard: each result's place in the whole suite (merge puts the shards' results back in order)."""
+        self.positions = positions
+        for item, position in zip(self._items, positions or [], strict=False):
+            if isinstance(item, CaseResult):
+                item.position = position
+
+    def dicts(self) -> ResultDicts:
+        return ResultDicts(self)
+
+    def dict_at(self, index: int) -> dict[str, Any]:
+        item = self._items[index]
+        if isinstance(item, CaseResult):
+            return item.to_dict()
+        shape = orjson.loads(item)  # type: ignore[arg-type]
+        if self.positions is not None and index < len(self.positions):
+            shape["position"] = self.positions[index]
+        return shape
+
+
+class ResultDicts(Sequence[dict[str, Any]]):
+    """A run's results as report.json dicts, each built as it is read (`ResultLog`): iterate it as often as needed,
+    holding one at a time. Equal to a list of the same dicts."""
+
+    __slots__ = ("_log",)
+
+    def __init__(self, log: ResultLog) -> None:
+        self._log = log
+
+    def __len__(self) -> int:
+        return len(self._log)
+
+    @overload
+    def __getitem__(self, index: int) -> dict[str, Any]: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[dict[str, Any]]: ...
+
+    def __getitem__(self, index: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
+        if isinstance(index, slice):
+            return [self._log.dict_at(i) for i in range(*index.indices(len(self)))]
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError(index)
+        return self._log.dict_at(index)
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        dict_at = self._log.dict_at
+        for index in range(len(self._log)):
+            yield dict_at(index)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (ResultDicts, list, tuple)):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"ResultDicts({len(self)} results)"
+
+
+_PACKABLE = orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
+
+
+def _packed(result: CaseResult) -> bytes | None:
+    """The result's report.json shape as JSON that reads back to an equal dict, or None when it would not (a key
+    that is not a string, a value JSON has no type for: report.json writes those its own way)."""
+    try:
+        raw = orjson.dumps(result.to_dict(), option=_PACKABLE)
+    except (orjson.JSONEncodeError, RecursionError):
+        return None
+    return bytes(memoryview(raw))   # orjson's bytes keep the room of its buffer (4 KB for a 0.6 KB result)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import gc
+import weakref
 
 from agenttest.engine.schedule import Scheduler
 from agenttest.results import CaseResult
@@ -130,3 +132,28 @@ def test_entries_added_after_a_stop_are_skipped_saying_why() -> None:
         ("bad", "failed", None), ("again", "skipped", "not run: stopped after bad"),
         ("next", "skipped", "not run: stopped after bad")]
     assert sorted(finished) == ["again", "bad", "next"]
+
+
+def test_a_scheduler_that_keeps_no_results_lets_each_entry_go_once_it_is_reported() -> None:
+    class Entry:
+        def __init__(self, name: str, status: str) -> None:
+            self.name, self.status = name, status
+
+    entries = [Entry("a", "passed"), Entry("b", "failed"), Entry("c", "passed")]
+    held = [weakref.ref(entry) for entry in entries]
+    reported: list[tuple[str, str]] = []
+
+    async def run_one(entry: Entry) -> CaseResult:
+        await asyncio.sleep(0)
+        return CaseResult(id=entry.name, status=entry.status)  # type: ignore[arg-type]
+
+    def on_finish(result: CaseResult, entry: Entry) -> None:
+        reported.append((result.id, entry.name))
+
+    scheduler = Scheduler(entries, run_one, lambda entry, reason: CaseResult(id=entry.name, status="skipped"),
+                          parallel=2, on_finish=on_finish, keep=False)
+    del entries
+    assert asyncio.run(scheduler.run()) == []
+    assert sorted(reported) == [("a", "a"), ("b", "b"), ("c", "c")]
+    gc.collect()
+    assert [ref() for ref in held] == [None, None, None]       # the scheduler holds none of them any more

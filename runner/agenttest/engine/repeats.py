@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from ..analysis import case_verdict
 from ..analysis.stability import NOT_THE_AGENT
 from ..cases.model import Case, InvalidCase
-from ..results import CaseResult
+from ..results import CaseResult, ResultLog
 from ..run_count import FIRST_RUNS, RunCount, auto_limit
 from ..statistics import StopReason, runs_before_stop, stopping_reason
 
@@ -35,19 +35,23 @@ class Repeats:
     the collection of their results back into one result per entry. Invalid and skipped cases run once. Under
     `auto`, a case whose runs leave its verdict open asks for more: `added()` hands them to the scheduler."""
 
-    def __init__(self, entries: list[Entry], runs: RunCount, min_pass_rate: float) -> None:
-        self.entries = entries
+    def __init__(self, entries: list[Entry], runs: RunCount, min_pass_rate: float, *, lean: bool = False) -> None:
+        # The plan's own list: in a lean run an entry's place is emptied once its verdict is kept (`keep`).
+        self.entries: list[Entry | None] = entries  # type: ignore[assignment]
         self.min_pass_rate = min_pass_rate
         self.limit = auto_limit(runs)
         first = FIRST_RUNS if self.limit is not None else int(runs)
         self._planned = [first if _repeated(entry) else 1 for entry in entries]     # each entry's runs, by index
-        self.units = [Unit(index, entry, run) for index, entry in enumerate(entries)
-                      for run in range(1, self._planned[index] + 1)]
         # An entry's runs so far, until its verdict (then dropped: the verdict is what the run keeps of it).
         self._results: dict[int, dict[int, CaseResult]] = {}
         self._started = bytearray(len(entries))       # 1: a run of the entry at that index started
-        self._verdicts: dict[int, CaseResult] = {}
+        self.log = ResultLog(len(entries), lean=lean)
         self._added: list[Unit] = []
+
+    def units(self) -> list[Unit]:
+        """Every entry's first runs, in plan order: the scheduler's to run (and to let go of as they finish)."""
+        return [Unit(index, entry, run) for index, entry in enumerate(self.entries) if entry is not None
+                for run in range(1, self._planned[index] + 1)]
 
     def first_start(self, unit: Unit) -> bool:
         """Whether this is the first run of its entry to start."""
@@ -74,17 +78,27 @@ class Repeats:
         verdict = case_verdict(ordered, self.min_pass_rate)
         if reason is not None and verdict.stability is not None:
             verdict.stability["stopped"] = reason
-        self._verdicts[unit.index] = verdict
         return verdict
+
+    def keep(self, unit: Unit, verdict: CaseResult) -> None:
+        """Keep the verdict of `unit`'s entry, its reporters told. A lean log lets the entry go: nothing after the
+        cases reads it."""
+        self.log.put(unit.index, verdict)
+        if self.log.lean:
+            self.entries[unit.index] = None
 
     def added(self) -> list[Unit]:
         """The runs asked for since the last call, to be scheduled next."""
         added, self._added = self._added, []
         return added
 
-    def results(self, missing: Callable[[Entry], CaseResult]) -> list[CaseResult]:
+    def results(self, missing: Callable[[Entry], CaseResult]) -> ResultLog:
         """One result per entry, in plan order (`missing` for an entry none of whose runs reported)."""
-        return [self._verdicts.get(index) or missing(entry) for index, entry in enumerate(self.entries)]
+        for index in self.log.missing():
+            entry = self.entries[index]
+            assert entry is not None, "an entry is let go only once its verdict is kept"
+            self.log.put(index, missing(entry))
+        return self.log
 
     def _next_runs(self, entry: Entry, runs: Sequence[CaseResult]) -> tuple[StopReason | None, int]:
         """Under `auto`: why the case is done, or how many more runs it needs. (None, 0) otherwise, and for a case

@@ -32,7 +32,7 @@ from ..gc_policy import reading
 from ..github.log import write_line, write_lines
 from ..options import shard_of
 from ..report.base import Report, Reporters, Reporting, RunInfo, now
-from ..results import CaseResult, Summary
+from ..results import CaseResult, ResultLog, Summary
 from ..timeouts import within
 from ..usage import Usage
 from ..user_errors import collecting
@@ -96,6 +96,7 @@ async def _run(config: RunConfig, reporting: Reporting) -> RunOutcome:
         targets = _preflight(config, pool, plan, reporting)
         await _baseline(config, reporting)
         run = _start(config, suite, pool, meter, plan, prepared, targets, reporting)
+        del suite       # the plan holds the cases from here: a lean run lets each go once it is done (ResultLog)
         run.cassettes = cassettes
         await _hooks_and_cases(run)
         return _finish(run)
@@ -229,7 +230,7 @@ class _Run:
     reporting: Reporting
     errors: list[str] = field(default_factory=list)
     before_all_failed: bool = False
-    results: list[CaseResult] = field(default_factory=list)
+    results: ResultLog = field(default_factory=lambda: ResultLog(0, lean=False))
     tracebacks: list[str] = field(default_factory=list)     # of BeforeAll and AfterAll
     cassettes: Cassettes | None = None      # --record/--replay
 
@@ -254,7 +255,10 @@ def _start(config: RunConfig, suite: Suite, pool: AgentPool, meter: Meter, plan:
     hooks = Hooks(agent_dir(config))
     services = RunServices(pool=pool, target_id=targets[0].id, context=prepared.identity, hooks=hooks,
                            timeout=config.timeout, connector=options.connector, cache=prepared.cache)
-    repeats = Repeats(plan.entries, options.runs, options.min_pass_rate)
+    # Nothing after the cases reads a passed result's objects, nor a finished case, unless AfterAll is told every
+    # result or rechecks run the cases again: the run keeps them as JSON, and lets the cases go (ResultLog).
+    rechecking = reporting.baseline is not None and bool(options.recheck) and not options.interactive
+    repeats = Repeats(plan.entries, options.runs, options.min_pass_rate, lean=not options.after and not rechecking)
     runners = (StandardRunner(services), _dynamic_runner(services, conversation_settings(config), plan.entries))
     scheduler = _scheduler(repeats, runners, reporting.reporters, config)
     # Cases not yet started are skipped, saying so; those in flight finish.
@@ -307,14 +311,15 @@ def _scheduler(repeats: Repeats, runners: Runners, reporters: Reporters,
             scheduler.add(repeats.added())
             return
         reporters.case_finished(verdict)
+        repeats.keep(unit, verdict)
         if config.options.fail_fast and verdict.status not in ("passed", "skipped"):
             scheduler.stop(f"not run: --fail-fast stopped the run after {verdict.id} {verdict.status}")
 
     scheduler: Scheduler[Unit] = Scheduler(
-        repeats.units, run_one=lambda unit: run_unit(unit, runners),
+        repeats.units(), run_one=lambda unit: run_unit(unit, runners),
         skipped=lambda unit, reason: skipped_result(unit.entry, reason),
         parallel=_parallel(config),
-        on_start=unit_started, on_finish=unit_finished)
+        on_start=unit_started, on_finish=unit_finished, keep=False)
     return scheduler
 
 
@@ -331,8 +336,7 @@ async def _hooks_and_cases(run: _Run) -> None:
         before_all_data = await _before_all(run, interrupts)
         await run.scheduler.run()
         run.results = run.repeats.results(lambda entry: skipped_result(entry, "not run"))
-        for result, position in zip(run.results, run.plan.positions or [], strict=False):
-            result.position = position      # merge puts the shards' results back in the suite's order
+        run.results.place(run.plan.positions)
         await _rechecks(run, interrupts)
         await _after_all(run, interrupts, before_all_data)
     run.tracebacks = tracebacks
@@ -347,7 +351,7 @@ async def _rechecks(run: _Run, interrupts: Interrupts) -> None:
         return
     from .rechecks import Rechecker, to_recheck  # here: only a run compared with a baseline rechecks
 
-    rechecks = to_recheck(run.plan.entries, run.results, baseline)
+    rechecks = to_recheck(run.plan.entries, run.results.whole(), baseline)
     if not rechecks:
         return
     rechecker = Rechecker(rechecks, lambda case, number: run_unit(Unit(-1, case, number), run.runners),
@@ -378,7 +382,7 @@ async def _after_all(run: _Run, interrupts: Interrupts, before_all_data: Any) ->
     after = run.config.options.after
     if not after:
         return
-    after_all = run.global_hook(after, [result_dict(result) for result in run.results], before_all_data)
+    after_all = run.global_hook(after, [result_dict(result) for result in run.results.whole()], before_all_data)
     try:
         if run.scheduler.interrupted:
             await within(after_all, AFTER_HOOK_GRACE)
@@ -393,8 +397,8 @@ async def _after_all(run: _Run, interrupts: Interrupts, before_all_data: Any) ->
 def _finish(run: _Run) -> RunOutcome:
     """Stage finish: the report, told to the reporters, and the exit code."""
     options, results = run.config.options, run.results
-    summary = Summary.count(results, round((time.monotonic() - run.prepared.started) * 1000))
-    usage = Usage.total([run.plan.generation, *(result.usage for result in results)])
+    summary = Summary.from_statuses(results.statuses(), round((time.monotonic() - run.prepared.started) * 1000))
+    usage = results.usage(run.plan.generation)
     report = Report(info=run.info, results=results, summary=summary, completed_at=now(), usage=usage,
                     interrupted=run.scheduler.interrupted, error="; ".join(run.errors) or None,
                     version=__version__, runs=options.runs, shard=options.shard, suite=run.plan.suite_facts(),

@@ -24,8 +24,9 @@ class Scheduler(Generic[Entry]):
     def __init__(self, entries: list[Entry], run_one: Callable[[Entry], Awaitable[CaseResult]],
                  skipped: Callable[[Entry, str], CaseResult], parallel: int = 4,
                  on_start: Callable[[Entry], None] | None = None,
-                 on_finish: Callable[[CaseResult, Entry], None] | None = None) -> None:
-        self._entries = list(entries)       # ours to add to
+                 on_finish: Callable[[CaseResult, Entry], None] | None = None, keep: bool = True) -> None:
+        self._entries: list[Entry | None] = list(entries)       # ours to add to
+        self._keep = keep       # False: a finished entry and its result are let go (`on_finish` had them)
         self._run_one = run_one
         self._skipped = skipped
         self._parallel = max(1, parallel)
@@ -34,7 +35,7 @@ class Scheduler(Generic[Entry]):
         self._next = 0
         self._stop_reason: str | None = None
         self._workers: list[asyncio.Task[None]] = []
-        self._results: list[CaseResult | None] = [None] * len(self._entries)
+        self._results: list[CaseResult | object | None] = [None] * len(self._entries)
         self._busy = 0                          # workers running an entry
         self._changed = asyncio.Event()         # an entry was added, a worker went idle, or scheduling stopped
         self.interrupted = False
@@ -63,6 +64,7 @@ class Scheduler(Generic[Entry]):
             worker.cancel()
 
     async def run(self) -> list[CaseResult]:
+        """Every entry's result, in the order the entries ended up in (none unless the scheduler keeps them)."""
         results = self._results
         self._workers = [asyncio.create_task(self._work(results)) for _ in range(self._parallel)]
         outcomes = await asyncio.gather(*self._workers, return_exceptions=True)
@@ -73,11 +75,19 @@ class Scheduler(Generic[Entry]):
         self._next = len(results)       # what `on_finish` adds from here on comes last, and is skipped in turn
         for index, result in enumerate(results):
             if result is None:   # never started: reported like any other result, so every count adds up
-                results[index] = self._skipped(self._entries[index], reason)
-                self._on_finish(results[index], self._entries[index])  # type: ignore[arg-type]
-        return results  # type: ignore[return-value]
+                entry = self._entries[index]
+                self._finished(index, self._skipped(entry, reason), entry)  # type: ignore[arg-type]
+        return results if self._keep else []  # type: ignore[return-value]
 
-    async def _work(self, results: list[CaseResult | None]) -> None:
+    def _finished(self, index: int, result: CaseResult, entry: Entry) -> None:
+        """Keep (or let go of) the entry's result, then tell `on_finish`: it may add entries, after this one."""
+        if self._keep:
+            self._results[index] = result
+        else:
+            self._results[index], self._entries[index] = _DONE, None
+        self._on_finish(result, entry)
+
+    async def _work(self, results: list[CaseResult | object | None]) -> None:
         while self._stop_reason is None:
             if self._next >= len(self._entries):
                 if not self._busy:          # nothing to start, and nobody left to add any
@@ -87,18 +97,21 @@ class Scheduler(Generic[Entry]):
                 continue
             index = self._next
             self._next += 1
-            entry = self._entries[index]
+            entry: Entry = self._entries[index]  # type: ignore[assignment]
             self._busy += 1
             try:
                 self._on_start(entry)
                 result = await self._run_one(entry)
             except asyncio.CancelledError as exc:   # what the case had done, if it says
                 partial = getattr(exc, "result", None)
-                results[index] = partial if isinstance(partial, CaseResult) else self._skipped(entry, "interrupted")
-                self._on_finish(results[index], entry)  # type: ignore[arg-type]
+                if not isinstance(partial, CaseResult):
+                    partial = self._skipped(entry, "interrupted")
+                self._finished(index, partial, entry)
                 return
             finally:
                 self._busy -= 1
                 self._changed.set()
-            results[index] = result
-            self._on_finish(result, entry)      # may add entries: before this worker looks for its next one
+            self._finished(index, result, entry)    # may add entries: before this worker looks for its next one
+
+
+_DONE = object()    # the result of an entry that finished, when the scheduler does not keep results

@@ -42,7 +42,7 @@ class AnnotationsReporter(Reporter):
 def annotation_lines(report: Mapping[str, Any], links: SourceLinks, max_annotations: int = 10,
                      fail_on: str = "failure") -> list[str]:
     """The annotation lines of a report.json dict: at most `max_annotations`, the closing line included."""
-    results = list(report.get("results") or [])
+    results = report.get("results") or []       # a run's are built as they are read: only the failing are held
     judged = drops(report)
     regressions = {key for key, drop in judged.items() if drop.regression}
     # Regressions against the baseline first: with a baseline, they are what the change broke.

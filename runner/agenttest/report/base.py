@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from functools import cached_property
@@ -19,7 +19,7 @@ from typing import Any, Protocol, TextIO
 from ..analysis import compare, report_pass_rate, stability_summary
 from ..cases.model import Case, InvalidCase
 from ..github.log import write_line
-from ..results import CaseResult, Summary
+from ..results import CaseResult, ResultLog, Summary
 from ..run_count import repeated
 from ..usage import Usage
 
@@ -45,7 +45,7 @@ class Report:
     """The finished run. `results` are in input order."""
 
     info: RunInfo
-    results: list[CaseResult]
+    results: list[CaseResult] | ResultLog
     summary: Summary
     completed_at: str
     interrupted: bool = False
@@ -83,7 +83,7 @@ class Report:
             summary["agent_path"] = self.info.agent_path
         summary["connector"] = self.info.connector
         summary["runs_per_case"] = self.runs
-        rows = [r.stability for r in self.results if r.stability is not None]
+        rows, dicts = self._results()
         if repeated(self.runs):
             summary.update(stability_summary(rows, self.runs))
         summary["pass_rate"] = report_pass_rate(self.summary.passed, self.summary.total - self.summary.skipped)
@@ -93,7 +93,7 @@ class Report:
         out: dict[str, Any] = {
             "summary": summary,
             "environment": self.info.environment,
-            "results": [r.to_dict() for r in self.results],
+            "results": dicts,
             "metadata": {
                 "started_at": self.info.started_at,
                 "completed_at": self.completed_at,
@@ -125,6 +125,14 @@ class Report:
         if self.info.replay is not None:
             out["replay"] = self.info.replay
         return out
+
+
+    def _results(self) -> tuple[list[dict[str, Any]], Sequence[dict[str, Any]]]:
+        """The stability rows (--runs) and the results as report.json holds them: a run's read as they are built."""
+        results = self.results
+        if isinstance(results, ResultLog):
+            return results.stability_rows(), results.dicts()
+        return [r.stability for r in results if r.stability is not None], [r.to_dict() for r in results]
 
 
 class ReportLike(Protocol):

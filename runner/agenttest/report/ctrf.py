@@ -7,7 +7,7 @@ control characters and lone surrogates made visible), so the file is valid UTF-8
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any, TextIO
@@ -49,15 +49,20 @@ def _document(report: Mapping[str, Any], links: SourceLinks) -> dict[str, Any]:
     """The CTRF document, its tests an iterator: each is built as it is written, never all at once."""
     summary = report.get("summary") or {}
     metadata = report.get("metadata") or {}
-    results = list(report.get("results") or [])
+    results: Sequence[Mapping[str, Any]] = report.get("results") or []   # read twice, never held all at once
     start = _epoch_ms(metadata.get("started_at"))
     stop = _epoch_ms(metadata.get("completed_at")) or start + int(summary.get("duration_ms") or 0)
     changes = _changes(report)
     tests: Iterator[dict[str, Any]] = (_test(result, links, changes.get((result.get("file"), result.get("id"))))
                                        for result in results)
-    statuses = [_STATUS.get(str(result.get("status")), "other") for result in results]
-    counts = {status: statuses.count(status) for status in ("passed", "failed", "skipped")}
-    suites = {path for path in (links.display(result.get("file")) for result in results) if path}
+    counts = dict.fromkeys(("passed", "failed", "skipped", "other"), 0)
+    suites: set[str] = set()
+    for result in results:
+        counts[_STATUS.get(str(result.get("status")), "other")] += 1
+        path = links.display(result.get("file"))
+        if path:
+            suites.add(path)
+    del counts["other"]
     document: dict[str, Any] = {
         "reportFormat": "CTRF",
         "specVersion": SPEC_VERSION,

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import itertools
 import socket
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any, TextIO
 
@@ -65,37 +65,66 @@ def _hostname() -> str:
 
 
 def _document(report: Mapping[str, Any], links: SourceLinks, hostname: str) -> Iterator[str]:
-    """The document as text, in pieces, laid out as ElementTree's `indent` lays it out (two spaces a level)."""
+    """The document as text, in pieces, laid out as ElementTree's `indent` lays it out (two spaces a level). The
+    results are read once, each testcase written as it is read: what is held until its suite is written is the text
+    of its testcases, never the results (a run's are built as they are read: `results.ResultDicts`)."""
     summary = report.get("summary") or {}
     metadata = report.get("metadata") or {}
-    results = list(report.get("results") or [])
+    results: Sequence[dict[str, Any]] = report.get("results") or []
+    judged = drops(report)
 
-    suites: dict[str, list[dict[str, Any]]] = {}
-    for result in results:       # by suite file; generated cases by their generator; direct messages together
+    suites: dict[str, _Suite] = {}
+    for result in results:      # by suite file; generated cases by their generator; direct messages together
         name = links.display(result.get("file")) or result.get("source") or DIRECT_SUITE
-        suites.setdefault(name, []).append(result)
+        suite = suites.get(name)
+        if suite is None:
+            suite = suites[name] = _Suite(name, bool(result.get("file")))
+        suite.add(result, judged.get(case_key(result)))
     if not suites:
-        suites[DIRECT_SUITE] = []
+        suites[DIRECT_SUITE] = _Suite(DIRECT_SUITE, False)
 
     yield '<?xml version="1.0" encoding="UTF-8"?>\n'
-    yield _start("testsuites", 0, name="agenttest", tests=len(results), failures=_count(results, "failed"),
-                 errors=_count(results, "error", "timeout"), time=_seconds(summary.get("duration_ms"))) + ">\n"
-    judged = drops(report)
-    for index, (suite_name, suite_results) in enumerate(suites.items()):
-        yield from _suite(suite_name, suite_results, summary, metadata, hostname, links, report, judged,
-                          first=index == 0)
+    yield _start("testsuites", 0, name="agenttest", tests=len(results),
+                 failures=sum(suite.failures for suite in suites.values()),
+                 errors=sum(suite.errors for suite in suites.values()),
+                 time=_seconds(summary.get("duration_ms"))) + ">\n"
+    for index, suite in enumerate(suites.values()):
+        yield from _suite(suite, summary, metadata, hostname, report, first=index == 0)
     yield "</testsuites>\n"
 
 
-def _suite(name: str, results: list[dict[str, Any]], summary: Mapping[str, Any], metadata: Mapping[str, Any],
-           hostname: str, links: SourceLinks, report: Mapping[str, Any], judged: dict[tuple[str, str], Drop],
-           first: bool) -> Iterator[str]:
-    skipped = _count(results, "skipped")
-    start = _start("testsuite", 1, name=name, tests=len(results), failures=_count(results, "failed"),
-                   errors=_count(results, "error", "timeout"), skipped=skipped,
-                   time=_seconds(sum(r.get("duration_ms") or 0 for r in results)),
+class _Suite:
+    """One testsuite: its testcases' text, and their counts."""
+
+    def __init__(self, name: str, from_file: bool) -> None:
+        self.name = name
+        self.from_file = from_file          # whether its first result names a file
+        self.testcases: list[str] = []
+        self.failures = self.errors = self.skipped = self.duration_ms = 0
+        self.agent: str | None = None       # the first agent one of its results names
+        # Escaped once for the suite's testcases: their classname, and the file each of its cases from a file names.
+        self._located = f' classname="{xml_attribute(_classname(name))}"', f' file="{xml_attribute(name)}"'
+        self._seen: set[str] = set()
+
+    def add(self, result: dict[str, Any], drop: Drop | None) -> None:
+        status = result.get("status")
+        self.failures += status == "failed"
+        self.errors += status in ("error", "timeout")
+        self.skipped += status == "skipped"
+        self.duration_ms += result.get("duration_ms") or 0
+        if self.agent is None and result.get("agent_id"):
+            self.agent = result["agent_id"]
+        path = self.name if result.get("file") else None
+        self.testcases.append(_testcase(result, path, self._located, self._seen, drop))
+
+
+def _suite(suite: _Suite, summary: Mapping[str, Any], metadata: Mapping[str, Any], hostname: str,
+           report: Mapping[str, Any], first: bool) -> Iterator[str]:
+    name = suite.name
+    start = _start("testsuite", 1, name=name, tests=len(suite.testcases), failures=suite.failures,
+                   errors=suite.errors, skipped=suite.skipped, time=_seconds(suite.duration_ms),
                    timestamp=metadata.get("started_at"), hostname=hostname,
-                   file=name if results and results[0].get("file") else None)
+                   file=name if suite.testcases and suite.from_file else None)
     # The run's properties, once: readers such as xunitparser keep one property set for the whole file and
     # refuse a name seen twice. A run over several agents names each suite's agent under a name of its own.
     values: dict[str, Any] = {}
@@ -112,22 +141,17 @@ def _suite(name: str, results: list[dict[str, Any]], summary: Mapping[str, Any],
             "overall_pass_rate_interval": interval_text(summary.get("overall_pass_rate_interval"), places=2),
             "interrupted": "true" if report.get("interrupted") else None,
         }
-    agent = next((r["agent_id"] for r in results if r.get("agent_id")), None)
-    if agent and agent != summary.get("agent_id"):
-        values[f"agent:{name}"] = agent
+    if suite.agent and suite.agent != summary.get("agent_id"):
+        values[f"agent:{name}"] = suite.agent
     properties = [_empty("property", 3, name=key, value=value) for key, value in values.items()
                   if value not in (None, "")]
-    if not properties and not results and not report.get("error"):
+    if not properties and not suite.testcases and not report.get("error"):
         yield start + " />\n"
         return
     yield start + ">\n"
     if properties:
         yield f"{_INDENT * 2}<properties>\n{''.join(properties)}{_INDENT * 2}</properties>\n"
-    # Escaped once for the suite's testcases: their classname, and the file each of its cases from a file names.
-    located = f' classname="{xml_attribute(_classname(name))}"', f' file="{xml_attribute(name)}"'
-    seen: set[str] = set()
-    for result in results:
-        yield _testcase(result, name if result.get("file") else None, located, seen, judged.get(case_key(result)))
+    yield from suite.testcases
     if report.get("error"):
         yield _with_text("system-err", 2, report["error"])
     yield f"{_INDENT}</testsuite>\n"
@@ -223,10 +247,6 @@ def _classname(suite_name: str) -> str:
 
 
 _SUITE_SUFFIXES = (".jsonl", ".json")
-
-
-def _count(results: list[dict[str, Any]], *statuses: str) -> int:
-    return sum(1 for r in results if r.get("status") in statuses)
 
 
 def _seconds(milliseconds: Any) -> str:

@@ -11,7 +11,7 @@ failure table alone, then the table cut with a note. The status line and the cou
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -77,10 +77,15 @@ def render_markdown(report: Mapping[str, Any], *, links: SourceLinks | None = No
                     max_bytes: int | None = None) -> str:
     """The Markdown report of a report.json dict; with `max_bytes`, never longer than that in UTF-8 bytes."""
     links = links or SourceLinks.from_environment()
-    head = _lines(_header(report, links), _comparison(report), _evidence(report, links),
+    results: Sequence[dict[str, Any]] = report.get("results") or []     # read as needed, never held all at once
+    failing, suites = [], {}
+    for result in results:
+        if is_failing(result):
+            failing.append(result)
+        if result.get("file"):
+            suites[links.display(result["file"])] = result["file"]
+    head = _lines(_header(report, links, suites), _comparison(report), _evidence(report, links),
                   _counts(report.get("summary") or {}), _stability(report))
-    results = list(report.get("results") or [])
-    failing = [r for r in results if is_failing(r)]
     rows = [_failure_row(result, links) for result in failing]
     footer = _footer(report)
     for level in LEVELS:
@@ -95,7 +100,8 @@ def _lines(*sections: Iterable[str]) -> list[str]:
 
 
 def _compose(level: Detail, head: list[str], rows: list[str], failing: list[dict[str, Any]],
-             results: list[dict[str, Any]], links: SourceLinks, footer: list[str], max_bytes: int | None) -> str | None:
+             results: Sequence[dict[str, Any]], links: SourceLinks, footer: list[str],
+             max_bytes: int | None) -> str | None:
     """The document at one level of detail, or None as soon as it grows past `max_bytes`."""
     budget = _Budget(max_bytes)
     sections: list[Iterable[str]] = [head]
@@ -106,7 +112,7 @@ def _compose(level: Detail, head: list[str], rows: list[str], failing: list[dict
     if level.note:
         sections.append([f"> {level.note} The full results are in `report.json`.", ""])
     if level.passed_list:
-        sections.append(_passed_list(results, links))
+        sections.append(_passed_list(results, len(failing), links))
     sections.append(footer)
     for section in sections:
         for line in section:
@@ -177,10 +183,11 @@ def _footer(report: Mapping[str, Any]) -> list[str]:
     return [f"<sub>agenttest {version} · artifacts: {', '.join(md_code(name) for name in ARTIFACTS)}</sub>"]
 
 
-def _header(report: Mapping[str, Any], links: SourceLinks) -> Iterator[str]:
+def _header(report: Mapping[str, Any], links: SourceLinks, suites: dict[str, str] | None = None) -> Iterator[str]:
+    """The heading, the run's facts and its notices; `suites`: the suite files by display path, when known."""
     yield f"## {_title(report)}"
     yield ""
-    yield _facts(report, links)
+    yield _facts(report, links, suites)
     yield ""
     yield from _notices(report)
 
@@ -216,13 +223,14 @@ def _title(report: Mapping[str, Any]) -> str:
     return f"{icon} agenttest: {md_text(verdict)}"
 
 
-def _facts(report: Mapping[str, Any], links: SourceLinks) -> str:
+def _facts(report: Mapping[str, Any], links: SourceLinks, suites: dict[str, str] | None = None) -> str:
     """The agent, its connector, the suites (linked) and when the run started, on one line."""
     summary = report.get("summary") or {}
     facts = [f"**Agent** {md_code(summary.get('agent_id') or '?')}"]
     if summary.get("connector"):
         facts.append(f"**Connector** {md_code(summary['connector'])}")
-    suites = {links.display(r["file"]): r["file"] for r in report.get("results") or [] if r.get("file")}
+    if suites is None:
+        suites = {links.display(r["file"]): r["file"] for r in report.get("results") or [] if r.get("file")}
     if suites:
         names = sorted(suites)
         facts.append("**Suites** " + ", ".join(_file_link(suites[name], links) for name in names[:10])
@@ -481,14 +489,17 @@ def _cell_value(value: Any) -> str:
     return "" if value is None else md_code(preview(value, 200), in_table=True)
 
 
-def _passed_list(results: list[dict[str, Any]], links: SourceLinks) -> Iterator[str]:
-    others = [r for r in results if not is_failing(r)]
-    if not others:
+def _passed_list(results: Sequence[dict[str, Any]], failing: int, links: SourceLinks) -> Iterator[str]:
+    """The passed and skipped cases (all but the `failing`), read as they are listed rather than all held."""
+    count = len(results) - failing
+    if not count:
         return
     yield "<details>"
-    yield f"<summary>Passed and skipped cases ({len(others)})</summary>"
+    yield f"<summary>Passed and skipped cases ({count})</summary>"
     yield ""
-    for result in others:
+    for result in results:
+        if is_failing(result):
+            continue
         line = f"- {STATUS_ICONS.get(result.get('status'), '')} {_case_link(result, links)}"
         if result.get("name"):
             line += f" — {md_text(result['name'])}"

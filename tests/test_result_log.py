@@ -1,0 +1,106 @@
+"""`results.ResultLog`: a run's results in plan order, a passed one kept as the JSON of its report.json shape once
+its reporters saw it (issue #27). What is read back — each result's dict, the counts, the usage and its key order,
+the stability rows, the shard positions — is what the results themselves give; what JSON cannot read back alike
+(a number wider than 64 bits, a value JSON has no type for) and every result that did not pass stay whole; and the
+artifacts written from it are those written from the results."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from agenttest.assertions.base import AssertionResult
+from agenttest.files import json_chunks, json_line, json_text
+from agenttest.results import CaseResult, ResultDicts, ResultLog
+from agenttest.usage import Usage
+from isolation import fresh_registries
+
+SECRET = "sk-log-secret-31"
+
+
+@dataclass
+class _Opaque:
+    value: int
+
+
+def _result(index: int, status: str = "passed", **fields: Any) -> CaseResult:
+    usage = Usage()
+    usage.add("target", {"prompt_tokens": index, "completion_tokens": 2})
+    if index % 3 == 0:
+        usage.add("judge", {"total_tokens": 5}, cached=index % 2 == 0)
+    fields.setdefault("output", f"ok case {index}")
+    result = CaseResult(id=f"c{index}", status=status, input=f"case {index}",  # type: ignore[arg-type]
+                        file="s.jsonl", line=index + 1, usage=usage, tags=["t"] if index % 2 else [],
+                        assertions=[AssertionResult(type="contains", passed=status == "passed", message="m",
+                                                    expected="ok", actual=f"ok case {index}")], **fields)
+    result.bound()
+    return result
+
+
+def _log(results: list[CaseResult], *, lean: bool = True) -> ResultLog:
+    log = ResultLog(len(results), lean=lean)
+    for index in reversed(range(len(results))):        # cases finish in any order
+        log.put(index, results[index])
+    return log
+
+
+def _mixed() -> list[CaseResult]:
+    return [_result(0), _result(1, "failed"), _result(2, "skipped"), _result(3), _result(4, output={"n": 2 ** 70}),
+            _result(5, output={1: "one"}), _result(6, output=_Opaque(1)), _result(7, "error"),
+            _result(8, stability={"id": "c8", "runs": 3}), _result(9, output=f"the key is {SECRET}")]
+
+
+def test_passed_results_are_kept_as_json_and_read_back_alike() -> None:
+    results = _mixed()
+    expected = [result.to_dict() for result in results]
+    log = _log(results)
+    kept = [type(item).__name__ for item in log._items]
+    # passed: JSON — but not 4 (a 70-bit number) nor 6 (a value JSON has no type for); 5's key was made a string
+    assert kept == ["bytes", "CaseResult", "CaseResult", "bytes", "CaseResult", "bytes", "CaseResult",
+                    "CaseResult", "bytes", "bytes"]
+    dicts = log.dicts()
+    assert isinstance(dicts, ResultDicts) and len(dicts) == 10
+    assert list(dicts) == expected and dicts == expected and dicts[-1] == expected[-1] and dicts[1:3] == expected[1:3]
+    assert list(dicts) == list(dicts)               # read as often as needed
+    assert log.statuses() == [result.status for result in results]
+    assert log.stability_rows() == [{"id": "c8", "runs": 3}]
+    with pytest.raises(IndexError):
+        dicts[10]
+
+
+def test_usage_is_added_up_in_plan_order_as_the_results_add_it() -> None:
+    results = _mixed()
+    generation = Usage()
+    generation.add("generator", {"total_tokens": 7})
+    total = _log(results).usage(generation)
+    alike = Usage.total([generation, *(result.usage for result in results)])
+    assert total.to_dict() == alike.to_dict()
+    assert json.dumps(total.to_dict()) == json.dumps(alike.to_dict())      # the keys in the same order
+
+
+def test_positions_go_on_every_result_and_a_log_that_keeps_all_has_them_whole() -> None:
+    results = _mixed()
+    log = _log(results)
+    log.place([10 + index for index in range(10)])
+    assert [d["position"] for d in log.dicts()] == list(range(10, 20))
+    assert log.dicts()[0] == {**_result(0).to_dict(), "position": 10}
+    whole = _log(_mixed(), lean=False)
+    assert all(isinstance(item, CaseResult) for item in whole._items)
+    assert [result.id for result in whole.whole()] == [f"c{index}" for index in range(10)]
+    with pytest.raises(AssertionError):
+        log.whole()
+
+
+def test_the_artifacts_written_from_the_log_are_those_written_from_the_results() -> None:
+    for registered in ((), (SECRET,)):
+        with fresh_registries(*registered):
+            expected = [result.to_dict() for result in _mixed()]
+            dicts = _log(_mixed()).dicts()
+            report = {"summary": {"total": 10}, "results": dicts, "metadata": {}}
+            listed = {"summary": {"total": 10}, "results": expected, "metadata": {}}
+            assert b"".join(json_chunks(report)) == b"".join(json_chunks(listed))
+            assert json_text(report) == json_text(listed) and json_line(report) == json_line(listed)
+            assert (SECRET in json_text(report)) is not registered
