@@ -1,12 +1,17 @@
-"""`results.ResultLog`: a run's results in plan order, a passed one kept as the JSON of its report.json shape once
-its reporters saw it (issue #27). What is read back — each result's dict, the counts, the usage and its key order,
-the stability rows, the shard positions — is what the results themselves give; what JSON cannot read back alike
-(a number wider than 64 bits, a value JSON has no type for) and every result that did not pass stay whole; and the
-artifacts written from it are those written from the results."""
+"""`result_log.ResultLog`: a run's results in plan order, a passed one kept as the JSON of its report.json shape,
+in a temporary file, once its reporters saw it (issue #27). What is read back — each result's dict, the counts, the
+usage and its key order, the stability rows, the shard positions — is what the results themselves give; what JSON
+cannot read back alike (a number wider than 64 bits, a value JSON has no type for) and every result that did not
+pass stay whole; a full disk keeps the JSON in memory; and the artifacts written from it are those written from the
+results."""
 
 from __future__ import annotations
 
+import errno
+import io
 import json
+import os
+import tempfile
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,7 +19,8 @@ import pytest
 
 from agenttest.assertions.base import AssertionResult
 from agenttest.files import json_chunks, json_line, json_text
-from agenttest.results import CaseResult, ResultDicts, ResultLog
+from agenttest.result_log import _SPOOLED, ResultDicts, ResultLog
+from agenttest.results import CaseResult
 from agenttest.usage import Usage
 from isolation import fresh_registries
 
@@ -57,10 +63,10 @@ def test_passed_results_are_kept_as_json_and_read_back_alike() -> None:
     results = _mixed()
     expected = [result.to_dict() for result in results]
     log = _log(results)
-    kept = [type(item).__name__ for item in log._items]
+    kept = ["spooled" if item is _SPOOLED else type(item).__name__ for item in log._items]
     # passed: JSON — but not 4 (a 70-bit number) nor 6 (a value JSON has no type for); 5's key was made a string
-    assert kept == ["bytes", "CaseResult", "CaseResult", "bytes", "CaseResult", "bytes", "CaseResult",
-                    "CaseResult", "bytes", "bytes"]
+    assert kept == ["spooled", "CaseResult", "CaseResult", "spooled", "CaseResult", "spooled", "CaseResult",
+                    "CaseResult", "spooled", "spooled"]
     dicts = log.dicts()
     assert isinstance(dicts, ResultDicts) and len(dicts) == 10
     assert list(dicts) == expected and dicts == expected and dicts[-1] == expected[-1] and dicts[1:3] == expected[1:3]
@@ -104,3 +110,48 @@ def test_the_artifacts_written_from_the_log_are_those_written_from_the_results()
             assert b"".join(json_chunks(report)) == b"".join(json_chunks(listed))
             assert json_text(report) == json_text(listed) and json_line(report) == json_line(listed)
             assert (SECRET in json_text(report)) is not registered
+
+
+class _FullDisk(io.BytesIO):
+    """A temporary file on a disk that fills after `room` writes."""
+
+    def __init__(self, room: int) -> None:
+        super().__init__()
+        self.room = room
+
+    def write(self, data: Any) -> int:
+        if self.room == 0:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        self.room -= 1
+        return super().write(data)
+
+    def fileno(self) -> int:
+        raise io.UnsupportedOperation("fileno")
+
+
+def test_a_full_disk_keeps_the_rest_in_memory_and_files_without_pread_are_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(tempfile, "TemporaryFile", lambda **_: _FullDisk(room=2))
+    monkeypatch.delattr(os, "pread")
+    results = [_result(index) for index in range(5)]
+    expected = [result.to_dict() for result in results]
+    log = ResultLog(5, lean=True)
+    for index, result in enumerate(results):
+        log.put(index, result)
+    assert ["spooled" if item is _SPOOLED else type(item).__name__ for item in log._items] == [
+        "spooled", "spooled", "bytes", "bytes", "bytes"]
+    assert list(log.dicts()) == expected and list(reversed(log.dicts())) == expected[::-1]
+
+
+def test_results_spread_over_many_blocks_of_the_file_read_back_in_any_order() -> None:
+    # ~0.3 KB each, one of ~60 KB (across two blocks of 64 KB), put in as they would finish: out of order.
+    results = [_result(index, output=("x" * 60_000 if index == 150 else f"ok case {index}")) for index in range(700)]
+    expected = [result.to_dict() for result in results]
+    log = ResultLog(len(results), lean=True)
+    order = sorted(range(len(results)), key=lambda index: (index // 64, -index))
+    for index in order:
+        log.put(index, results[index])
+    assert all(item is _SPOOLED for item in log._items) and log._spool._end > 3 * 65536  # type: ignore[union-attr]
+    dicts = log.dicts()
+    assert list(dicts) == expected
+    assert [dicts[index] for index in reversed(range(len(results)))] == expected[::-1]
+    assert [dicts[index] for index in order] == [expected[index] for index in order]

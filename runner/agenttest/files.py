@@ -181,7 +181,7 @@ def _laid_out(value: Any, depth: int) -> bool:
 
 def _sequence(value: Any) -> bool:
     """Whether `value` is a sequence JSON writes as an array though it is no list: a run's results, each built as
-    it is read (`results.ResultDicts`)."""
+    it is read (`result_log.ResultDicts`)."""
     return isinstance(value, Sequence) and not isinstance(value, (str, bytes, bytearray, list, tuple))
 
 

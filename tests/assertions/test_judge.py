@@ -91,7 +91,7 @@ def suite_error(**fields: Any) -> SuiteError:
 
 def test_prepare_sets_the_helper_agent() -> None:
     spec = prepared()
-    assert (spec.helper_agent, spec.warnings) == (JUDGE, [])
+    assert (spec.helper_agent, spec.warnings) == (JUDGE, ())
 
 
 def test_prepare_strips_spaces_around_the_agent_id() -> None:
@@ -122,7 +122,7 @@ def test_prepare_rejects_an_empty_id_after_the_prefix(use: str) -> None:
 def test_prepare_reads_a_bare_id_as_an_agent_with_a_warning() -> None:
     spec = prepared(use="validator")
     assert spec.helper_agent == "validator"
-    assert spec.warnings == ["use: 'validator' has no 'agents:' prefix; read as 'agents:validator'"]
+    assert spec.warnings == ("use: 'validator' has no 'agents:' prefix; read as 'agents:validator'",)
 
 
 def test_prepare_requires_criteria() -> None:

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import ctypes
+import io
 import json
 import os
 import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from case_files import Load, write
@@ -224,18 +226,42 @@ def test_read_error_is_one_invalid_case_and_the_rest_still_loads(repo: Path, loa
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     locked = write(repo / "locked.jsonl", '{"id": "A", "input": "x"}\n')
     write(repo / "ok.jsonl", '{"id": "B", "input": "x"}\n')
-    read_bytes = Path.read_bytes
+    opened = Path.open
 
-    def refuse(path: Path) -> bytes:
+    def refuse(path: Path, *args: Any, **kwargs: Any) -> Any:
         if path == locked:
             raise PermissionError(13, "Permission denied", str(path))
-        return read_bytes(path)
+        return opened(path, *args, **kwargs)
 
-    monkeypatch.setattr(Path, "read_bytes", refuse)
+    monkeypatch.setattr(Path, "open", refuse)
     denied, ok = load("locked.jsonl", "ok.jsonl").entries
     assert (denied.message, denied.file, denied.line) == (
         "invalid test case: cannot read suite file: Permission denied", "locked.jsonl", 1)
     assert isinstance(ok, Case)
+
+
+def test_a_file_that_cannot_be_read_further_ends_with_an_entry_saying_so(repo: Path, load: Load,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    broken = write(repo / "broken.jsonl", '{"id": "A", "input": "x"}\n{"id": "B", "input": "y"}\n'
+                                          '{"id": "C", "input": "z"}\n')
+    opened = Path.open
+
+    class Failing(io.BufferedReader):
+        """The disk gives the first line, then an I/O error (a file read a line at a time)."""
+
+        def __next__(self) -> bytes:
+            if self.tell() > 0:
+                raise OSError(5, "Input/output error")
+            return super().__next__()
+
+    def failing(path: Path, *args: Any, **kwargs: Any) -> Any:
+        file = opened(path, *args, **kwargs)
+        return Failing(file.detach()) if path == broken else file
+
+    monkeypatch.setattr(Path, "open", failing)
+    first, cut = load("broken.jsonl").entries
+    assert isinstance(first, Case) and first.id == "A"
+    assert (cut.message, cut.line) == ("invalid test case: cannot read suite file: Input/output error", 2)
 
 
 def test_only_json_whitespace_may_precede_the_array_bracket(load_text: LoadText) -> None:

@@ -46,7 +46,7 @@ def test_every_standard_key_is_kept(repo: Path, load_one: LoadOne) -> None:
     assert (case.user, case.team, case.metadata) == ("u1", "t1", {"scenario": "x"})
     assert (case.skip, case.timeout, case.before, case.after) == ("flaky upstream", 90.0, "env_test.Before",
                                                                   "env_test.After")
-    assert case.tags == ["smoke", "greeting"]
+    assert case.tags == ("smoke", "greeting")
     assert (case.file, case.line, case.base_dir, case.raw) == ("tests/suite.jsonl", 1, repo / "tests", entry)
     contains, regex = case.assertions
     assert (contains.type, contains.value, contains.message, contains.options) == (
@@ -59,13 +59,13 @@ def test_minimal_case_defaults(load_one: LoadOne) -> None:
     case = _case(load_one, {"id": "T1", "input": "x"})
     assert (case.assertions, case.expected, case.has_expected, case.name, case.options, case.user, case.team,
             case.metadata, case.skip, case.timeout, case.before, case.after, case.tags) == (
-        [], None, False, None, {}, None, None, None, None, None, None, None, [])
+        [], None, False, None, {}, None, None, None, None, None, None, None, ())
 
 
 def test_null_means_not_given(load_one: LoadOne) -> None:
     case = _case(load_one, {"id": "T1", "input": "x", "name": None, "assert": None, "options": {"connector": None},
                             "skip": None, "timeout": None, "tags": None})
-    assert (case.assertions, case.options, case.skip, case.timeout, case.tags) == ([], {}, None, None, [])
+    assert (case.assertions, case.options, case.skip, case.timeout, case.tags) == ([], {}, None, None, ())
 
 
 def test_expected_null_is_a_real_expectation(load_one: LoadOne) -> None:

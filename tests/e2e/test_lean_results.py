@@ -1,5 +1,5 @@
 """A run keeps each passed result as the JSON of its report.json shape and lets each case go once it is done
-(`results.ResultLog`, issue #27): its memory grows by little more than its report. It writes exactly what it wrote
+(`result_log.ResultLog`, issue #27): its memory grows by little more than its report. It writes exactly what it wrote
 when it held every result and every case to the end — the same console, exit code and artifacts, byte for byte,
 only the times apart — and it holds them all when AfterAll or rechecks need them."""
 
@@ -15,9 +15,9 @@ from plain_modes import COMMAND
 
 # The same run with every result kept whole, as every run kept them before.
 WHOLE = """
-import agenttest.results as results
-_init = results.ResultLog.__init__
-results.ResultLog.__init__ = lambda self, size, *, lean: _init(self, size, lean=False)
+import agenttest.result_log as result_log
+_init = result_log.ResultLog.__init__
+result_log.ResultLog.__init__ = lambda self, size, *, lean: _init(self, size, lean=False)
 """ + COMMAND
 
 # The run, saying how many cases are alive when it finishes, and what its report's results are.

@@ -5,9 +5,10 @@ from __future__ import annotations
 import importlib
 import inspect
 import json
-from collections.abc import Awaitable, Callable, ItemsView, Iterator, KeysView, ValuesView
+from collections.abc import Awaitable, Callable, ItemsView, Iterator, KeysView, Mapping, ValuesView
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from ..agents.base import AgentResponse
@@ -18,6 +19,14 @@ from ..secrets import shorten
 if TYPE_CHECKING:
     from ..agents.helpers import HelperCaller
     from .options import AssertionOptions
+
+
+NO_OPTIONS: Mapping[str, Any] = MappingProxyType({})   # the options of all that give none: one, read-only
+
+
+def no_options() -> Mapping[str, Any]:
+    """The default options (a field's default must be hashable: the one read-only mapping, from a factory)."""
+    return NO_OPTIONS
 
 
 @dataclass(slots=True)
@@ -34,7 +43,7 @@ class AssertionSpec:
     path: str | None = None
     message: str | None = None
     negate: bool = False
-    options: dict[str, Any] = field(default_factory=dict)
+    options: Mapping[str, Any] = field(default_factory=no_options)
     use: str | None = None
     script: str | None = None
     base_dir: Path = field(default_factory=Path.cwd)
@@ -43,7 +52,7 @@ class AssertionSpec:
     prepared: Any = None
     _typed_options: Any = field(default=None, repr=False, compare=False)    # see `typed_options`
     helper_agent: str | None = None     # the agent this assertion asks (a judge), set by `prepare`
-    warnings: list[str] = field(default_factory=list)   # said at load time; the assertion is still valid
+    warnings: tuple[str, ...] = ()     # said at load time; the assertion is still valid
 
     @property
     def typed_options(self) -> Any:

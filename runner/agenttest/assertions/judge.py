@@ -62,7 +62,7 @@ def _judge_id(spec: AssertionSpec) -> str:
                          f", got {use!r}", Where(field="use"))
     else:
         agent_id = use
-        spec.warnings.append(f"use: {use!r} has no '{AGENT_PREFIX}' prefix; read as '{AGENT_PREFIX}{use}'")
+        spec.warnings += (f"use: {use!r} has no '{AGENT_PREFIX}' prefix; read as '{AGENT_PREFIX}{use}'",)
     if not agent_id:
         raise SuiteError("agent assertion 'use' names no agent after 'agents:'", Where(field="use"))
     return agent_id

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .. import assertions as _register_assertion_types  # noqa: F401  (importing the package fills the registry)
-from ..assertions.base import REGISTRY, AssertionSpec, json_type, known_types, prepare_assertion
+from ..assertions.base import NO_OPTIONS, REGISTRY, AssertionSpec, json_type, known_types, prepare_assertion
 from ..bounds import TOO_DEEP, stored, too_deep
 from ..durations import parse_duration
 from ..errors import SuiteError
@@ -119,7 +119,7 @@ class _SuiteBuilder:
 
     checks: Checks = field(default_factory=Checks)
     suite: Suite = field(default_factory=Suite)
-    first_defined: dict[tuple[str, str], str] = field(default_factory=dict)   # (file, id) → where
+    first_defined: dict[str, dict[str, int]] = field(default_factory=dict)   # file → id → the line defining it
     messages: int = 0
 
     def add_message(self, text: str, cwd: Path) -> None:
@@ -131,10 +131,13 @@ class _SuiteBuilder:
     def add_entry(self, raw: RawEntry, file: str, base_dir: Path, repo_root: Path) -> None:
         case_id, raw_input = _known_id_and_input(raw.value)
         problem = raw.error
-        if problem is None and case_id is not None and (file, case_id) in self.first_defined:
-            problem = f"duplicate id {case_id!r} (first defined {self.first_defined[(file, case_id)]})"
+        defined = self.first_defined.get(file)
+        if defined is None:
+            defined = self.first_defined[file] = {}
+        if problem is None and case_id is not None and case_id in defined:
+            problem = f"duplicate id {case_id!r} (first defined at {file}:{defined[case_id]})"
         elif case_id is not None:
-            self.first_defined.setdefault((file, case_id), f"at {file}:{raw.line}")
+            defined.setdefault(case_id, raw.line)
         if problem is not None:
             self.suite.entries.append(InvalidCase(INVALID + problem, id=case_id, file=file, line=raw.line,
                                                   input=raw_input))
@@ -243,10 +246,10 @@ def build_case(value: Any, *, file: str | None, line: int | None, base_dir: Path
         # id, name and tags reach every artifact as they are: stored capped, as any untrusted value
         id=stored(entry.id), input=entry.input, messages=messages, assertions=specs, expected=entry.expected,
         has_expected="expected" in entry.model_fields_set, name=stored(entry.name),
-        options={k: v for k, v in value.get("options", {}).items() if v is not None} if entry.options else {},
+        options={k: v for k, v in value.get("options", {}).items() if v is not None} if entry.options else NO_OPTIONS,
         user=entry.user, team=entry.team, metadata=entry.metadata, skip=entry.skip_reason,
         timeout=entry.timeout_seconds, before=entry.before, after=entry.after,
-        tags=[stored(tag) for tag in entry.tags or []], file=file, line=line, base_dir=base_dir,
+        tags=tuple(stored(tag) for tag in entry.tags) if entry.tags else (), file=file, line=line, base_dir=base_dir,
         written=value if text is None else text, conversation=conversation, interactive=interactive,
     )
 
@@ -591,6 +594,24 @@ def _prepared_specs(written: Any, key: str, base_dir: Path, checks: Checks, prob
     return specs
 
 
+def _shared(value: Any) -> Any:
+    """A short string value as one object for every assertion that writes it (the same pattern in every case of a
+    suite is one string, not one a case); any other value as it is. The first _SHARED_VALUES strings seen are kept
+    to share: a value written once a case (most expected texts) is not kept a second time for each."""
+    if type(value) is not str or len(value) > _SHARED_CHARS:
+        return value
+    shared = _SHARED.get(value)
+    if shared is None:
+        if len(_SHARED) >= _SHARED_VALUES:
+            return value
+        shared = _SHARED[value] = value
+    return shared
+
+
+_SHARED: dict[str, str] = {}
+_SHARED_CHARS, _SHARED_VALUES = 200, 1024
+
+
 def _assertion_spec(item: Any, place: str, type_place: str, base_dir: Path,
                     checks: Checks) -> AssertionSpec | list[str]:
     """One prepared assertion, or its problems. `place` is its field (`assert[1]`), `type_place` its type's. An
@@ -601,7 +622,7 @@ def _assertion_spec(item: Any, place: str, type_place: str, base_dir: Path,
     if item.keys() <= _TYPE_AND_VALUE and isinstance(item.get("type", ""), str):
         # Most assertions are `{"type": …, "value": …}`, which AssertionEntry accepts as it is: no model needed.
         kind = item.get("type") or "equals"
-        spec = AssertionSpec(type=_registered(kind), value=item.get("value"), base_dir=base_dir, root=root)
+        spec = AssertionSpec(type=_registered(kind), value=_shared(item.get("value")), base_dir=base_dir, root=root)
     else:
         written = _assertion_entry(item, place, checks.plain)
         if isinstance(written, list):

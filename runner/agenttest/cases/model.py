@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..assertions.base import AssertionSpec
+from ..assertions.base import AssertionSpec, no_options
 from .sources import GeneratorSource
 
 
@@ -122,7 +123,7 @@ class Case:
     expected: Any = None                # for the report; without `assert`, also `assertions` (one `equals`)
     has_expected: bool = False          # `expected: null` is a real expectation
     name: str | None = None
-    options: dict[str, Any] = field(default_factory=dict)
+    options: Mapping[str, Any] = field(default_factory=no_options)
     user: str | None = None
     team: str | None = None
     metadata: dict[str, Any] | None = None
@@ -130,7 +131,7 @@ class Case:
     timeout: float | None = None        # seconds; None: the run's --timeout
     before: str | None = None
     after: str | None = None
-    tags: list[str] = field(default_factory=list)
+    tags: tuple[str, ...] = ()
     file: str | None = None             # the suite file as the user named it (None for direct input)
     line: int | None = None             # 1-based line of the entry in `file`
     base_dir: Path = field(default_factory=Path.cwd)   # where relative references (hooks, files) resolve

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import bisect
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 _BOM = b"\xef\xbb\xbf"
 _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
@@ -33,21 +33,54 @@ class RawEntry:
 
 
 def read_entries(path: Path) -> Iterator[RawEntry]:
-    """The entries of a suite file (JSONL or a JSON array), with 1-based line numbers. Never raises. A JSONL file's
-    lines are parsed as the entries are taken, so a large suite's parsed values are never all in memory at once."""
+    """The entries of a suite file (JSONL or a JSON array), with 1-based line numbers. Never raises. A JSONL file is
+    read a line at a time, each parsed as its entry is taken: a large suite's text and parsed values are never all
+    in memory at once (its whole text and a list of its lines held ~0.3 KB a case while it was read)."""
     try:
-        data = path.read_bytes()
+        file = path.open("rb")
     except OSError as exc:
-        return iter([RawEntry(1, error=f"cannot read suite file: {exc.strerror or exc}")])
-    if data.startswith(_UTF16_BOMS):
-        return iter([RawEntry(1, error="the file is UTF-16 encoded; save it as UTF-8")])
-    if data.startswith(_BOM):
-        data = data[len(_BOM):]
-    lines = data.split(b"\n")  # only \n ends a line, as in editors (str.splitlines also splits on \x1c, \u2028…)
-    first = next((line for line in map(_decoded, lines) if not isinstance(line, str) or not _is_skipped(line)), None)
-    if isinstance(first, str) and first.lstrip(_JSON_WHITESPACE).startswith("["):
-        return iter(_array_entries([_decoded(line) for line in lines]))
-    return _jsonl_entries(lines)
+        return iter([_unreadable(1, exc)])
+    try:
+        head = file.read(len(_BOM))
+        if head.startswith(_UTF16_BOMS):
+            file.close()
+            return iter([RawEntry(1, error="the file is UTF-16 encoded; save it as UTF-8")])
+        start = len(_BOM) if head == _BOM else 0
+        file.seek(start)
+        first = next((line for line in map(_decoded, file) if not isinstance(line, str) or not _is_skipped(line)),
+                     None)
+        file.seek(start)
+        if isinstance(first, str) and first.lstrip(_JSON_WHITESPACE).startswith("["):
+            with file:
+                data = file.read()
+            # only \n ends a line, as in editors (str.splitlines also splits on \x1c, \u2028…)
+            return iter(_array_entries([_decoded(line) for line in data.split(b"\n")]))
+    except OSError as exc:
+        file.close()
+        return iter([_unreadable(1, exc)])
+    return _jsonl_file(file)
+
+
+def _jsonl_file(file: BinaryIO) -> Iterator[RawEntry]:
+    """The entries of a JSONL file open at its first line, read a line at a time (a binary file's lines end at \n
+    only, as in editors); closed at the end. A file that cannot be read further ends with an entry saying so."""
+    with file:
+        entries = _jsonl_entries(file)
+        line = 0
+        while True:
+            try:
+                entry = next(entries)
+            except StopIteration:
+                return
+            except OSError as exc:
+                yield _unreadable(line + 1, exc)
+                return
+            line = entry.line
+            yield entry
+
+
+def _unreadable(line: int, exc: OSError) -> RawEntry:
+    return RawEntry(line, error=f"cannot read suite file: {exc.strerror or exc}")
 
 
 def why_no_entries(path: Path) -> str:
@@ -83,7 +116,7 @@ def _utf8_problem(exc: UnicodeDecodeError) -> str:
     return f"not valid UTF-8 (byte 0x{exc.object[exc.start]:02x} at byte {exc.start + 1} of the line)"
 
 
-def _jsonl_entries(lines: list[bytes]) -> Iterator[RawEntry]:
+def _jsonl_entries(lines: Iterable[bytes]) -> Iterator[RawEntry]:
     reader = _JsonReader()
     for number, line in enumerate(map(_decoded, lines), start=1):
         if isinstance(line, UnicodeDecodeError):

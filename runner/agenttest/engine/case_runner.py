@@ -210,7 +210,7 @@ def response_trace(response: AgentResponse) -> dict[str, Any] | None:
 def case_dict(case: Case) -> dict[str, Any]:
     """What hooks see of a case."""
     return {"id": case.id, "name": case.name, "input": case.input, "metadata": case.metadata,
-            "assert": case.raw.get("assert", case.raw.get("assertions")), "tags": case.tags,
+            "assert": case.raw.get("assert", case.raw.get("assertions")), "tags": list(case.tags),
             "file": case.file, "line": case.line}
 
 

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from ..analysis import case_verdict
 from ..analysis.stability import NOT_THE_AGENT
 from ..cases.model import Case, InvalidCase
-from ..results import CaseResult, ResultLog
+from ..result_log import ResultLog
+from ..results import CaseResult
 from ..run_count import FIRST_RUNS, RunCount, auto_limit
 from ..statistics import StopReason, runs_before_stop, stopping_reason
 

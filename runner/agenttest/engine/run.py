@@ -32,7 +32,8 @@ from ..gc_policy import reading
 from ..github.log import write_line, write_lines
 from ..options import shard_of
 from ..report.base import Report, Reporters, Reporting, RunInfo, now
-from ..results import CaseResult, ResultLog, Summary
+from ..result_log import ResultLog
+from ..results import CaseResult, Summary
 from ..timeouts import within
 from ..usage import Usage
 from ..user_errors import collecting

@@ -19,7 +19,8 @@ from typing import Any, Protocol, TextIO
 from ..analysis import compare, report_pass_rate, stability_summary
 from ..cases.model import Case, InvalidCase
 from ..github.log import write_line
-from ..results import CaseResult, ResultLog, Summary
+from ..result_log import ResultLog
+from ..results import CaseResult, Summary
 from ..run_count import repeated
 from ..usage import Usage
 

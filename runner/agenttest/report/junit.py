@@ -67,7 +67,7 @@ def _hostname() -> str:
 def _document(report: Mapping[str, Any], links: SourceLinks, hostname: str) -> Iterator[str]:
     """The document as text, in pieces, laid out as ElementTree's `indent` lays it out (two spaces a level). The
     results are read once, each testcase written as it is read: what is held until its suite is written is the text
-    of its testcases, never the results (a run's are built as they are read: `results.ResultDicts`)."""
+    of its testcases, never the results (a run's are built as they are read: `result_log.ResultDicts`)."""
     summary = report.get("summary") or {}
     metadata = report.get("metadata") or {}
     results: Sequence[dict[str, Any]] = report.get("results") or []

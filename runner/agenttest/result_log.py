@@ -1,0 +1,229 @@
+"""A run's results as it keeps them once each is final: a passed one as the JSON of its report.json shape, in a
+temporary file, every other whole (`ResultLog`); and the sequence the reporters read them through (`ResultDicts`)."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import weakref
+from array import array
+from collections.abc import Iterator, Sequence
+from typing import IO, Any, overload
+
+import orjson
+
+from .results import CaseResult
+from .usage import Usage
+
+
+class ResultLog:
+    """A run's results in plan order, each put in once final (its reporters told). A result that passed is kept as
+    the UTF-8 JSON of its report.json shape, written to a temporary file (`_Spool`), when nothing after the cases
+    needs its objects (`lean`): ~20 bytes of memory a case rather than ~3 KB of objects, so that a suite's memory
+    does not grow with its results. Every other result stays whole — the failures are what the summaries,
+    annotations and comparisons read closely — as every result does when the run needs them all after the cases
+    (AfterAll, rechecks).
+
+    Reporters read the results through `dicts()`, a sequence that builds each report.json dict as it is read."""
+
+    def __init__(self, size: int, *, lean: bool) -> None:
+        self.lean = lean
+        self.positions: list[int] | None = None         # --shard: each result's place in the whole suite
+        # A result whole, its JSON (where the spool could not take it), _SPOOLED, or None (not put in yet).
+        self._items: list[CaseResult | bytes | object | None] = [None] * size
+        self._usages: list[bytes | None] = [None] * size     # a packed result's usage, as JSON
+        self._forms: dict[bytes, bytes] = {}             # one bytes object for each usage seen: most are alike
+        self._stability: dict[int, dict[str, Any]] = {}  # a packed result's stability row (--runs)
+        self._spool = _Spool(size) if lean else None
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def put(self, index: int, result: CaseResult) -> None:
+        packed = _packed(result) if self._spool is not None and result.status == "passed" else None
+        if packed is None:
+            self._items[index] = result
+            return
+        usage = orjson.dumps(result.usage.roles)
+        self._usages[index] = self._forms.setdefault(usage, usage)
+        # Where the spool cannot take it, the JSON is kept in memory, in bytes of its size (orjson's keep 4 KB).
+        self._items[index] = _SPOOLED if self._spool.put(index, packed) else bytes(memoryview(packed))  # type: ignore[union-attr]
+        if result.stability is not None:
+            self._stability[index] = result.stability
+
+    def missing(self) -> list[int]:
+        """The places no result was put in (entries that never ran)."""
+        return [index for index, item in enumerate(self._items) if item is None]
+
+    def whole(self) -> list[CaseResult]:
+        """Every result as its object: only a log that kept them all (not `lean`) has them."""
+        assert not self.lean, "a lean log keeps its passed results as JSON"
+        return [item for item in self._items if isinstance(item, CaseResult)]
+
+    def statuses(self) -> list[str]:
+        return [item.status if isinstance(item, CaseResult) else "passed" for item in self._items]
+
+    def usage(self, *before: Usage) -> Usage:
+        """The usage of `before` and of every result, added up in plan order (as each count's keys first appear)."""
+        total, decoded = Usage.total(before), {}
+        for item, usage in zip(self._items, self._usages, strict=True):
+            if usage is not None:
+                roles = decoded.get(id(usage))
+                if roles is None:
+                    roles = decoded[id(usage)] = orjson.loads(usage)
+                total.merge(roles)
+            elif isinstance(item, CaseResult):
+                total.merge(item.usage)
+        return total
+
+    def stability_rows(self) -> list[dict[str, Any]]:
+        rows = []
+        for index, item in enumerate(self._items):
+            row = item.stability if isinstance(item, CaseResult) else self._stability.get(index)
+            if row is not None:
+                rows.append(row)
+        return rows
+
+    def place(self, positions: list[int] | None) -> None:
+        """With --shard: each result's place in the whole suite (merge puts the shards' results back in order)."""
+        self.positions = positions
+        for item, position in zip(self._items, positions or [], strict=False):
+            if isinstance(item, CaseResult):
+                item.position = position
+
+    def dicts(self) -> ResultDicts:
+        return ResultDicts(self)
+
+    def dict_at(self, index: int) -> dict[str, Any]:
+        item = self._items[index]
+        if isinstance(item, CaseResult):
+            return item.to_dict()
+        shape = orjson.loads(self._spool.get(index) if item is _SPOOLED else item)  # type: ignore[union-attr,arg-type]
+        if self.positions is not None and index < len(self.positions):
+            shape["position"] = self.positions[index]
+        return shape
+
+
+class ResultDicts(Sequence[dict[str, Any]]):
+    """A run's results as report.json dicts, each built as it is read (`ResultLog`): iterate it as often as needed,
+    holding one at a time. Equal to a list of the same dicts."""
+
+    __slots__ = ("_log",)
+
+    def __init__(self, log: ResultLog) -> None:
+        self._log = log
+
+    def __len__(self) -> int:
+        return len(self._log)
+
+    @overload
+    def __getitem__(self, index: int) -> dict[str, Any]: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[dict[str, Any]]: ...
+
+    def __getitem__(self, index: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
+        if isinstance(index, slice):
+            return [self._log.dict_at(i) for i in range(*index.indices(len(self)))]
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError(index)
+        return self._log.dict_at(index)
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        dict_at = self._log.dict_at
+        for index in range(len(self._log)):
+            yield dict_at(index)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (ResultDicts, list, tuple)):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"ResultDicts({len(self)} results)"
+
+
+_SPOOLED = object()     # a result whose JSON is in the log's spool
+
+
+class _Spool:
+    """Byte strings in an unnamed temporary file (removed when it closes: when the log is let go, or the process
+    ends), each read back by its place. Memory: 12 bytes a place, and the last few blocks read.
+
+    They go in as the cases finish and are read in plan order, a few places apart at most: each is read from the
+    block of the file that holds it, the last _BLOCKS of them kept — one read of the file for ~100 of them, where
+    one each cost more system time than the run's requests."""
+
+    def __init__(self, size: int) -> None:
+        self._offsets = array("q", bytes(8 * size))
+        self._lengths = array("I", bytes(4 * size))
+        self._file: IO[bytes] | None = None
+        self._end = 0
+        self._unwritten = False         # bytes in the file's buffer that a read must see: flushed first
+        self._failed = False
+        self._blocks: dict[int, bytes] = {}     # block number → its bytes, the oldest read first
+
+    def put(self, index: int, data: bytes) -> bool:
+        """Keep `data` at `index`; False when the file cannot take it (a full disk): the caller keeps it."""
+        if self._failed:
+            return False
+        try:
+            if self._file is None:
+                self._file = tempfile.TemporaryFile(prefix="agenttest-results-",  # noqa: SIM115 (closed by finalize)
+                                                    buffering=_BLOCK_SIZE)
+                weakref.finalize(self, self._file.close)
+            self._file.write(data)
+        except OSError:
+            self._failed = True     # what was written stays readable; nothing more goes in
+            return False
+        self._offsets[index], self._lengths[index] = self._end, len(data)
+        self._end += len(data)
+        self._unwritten = True
+        return True
+
+    def get(self, index: int) -> bytes | memoryview:
+        assert self._file is not None
+        if self._unwritten:
+            self._file.flush()
+            self._unwritten = False
+            self._blocks.clear()
+        offset, length = self._offsets[index], self._lengths[index]
+        number = offset // _BLOCK_SIZE
+        if (offset + length - 1) // _BLOCK_SIZE != number:     # across two blocks: read alone
+            return _read_at(self._file, length, offset)
+        block = self._blocks.get(number)
+        if block is None:
+            if len(self._blocks) >= _BLOCKS:
+                del self._blocks[next(iter(self._blocks))]
+            block = self._blocks[number] = _read_at(self._file, _BLOCK_SIZE, number * _BLOCK_SIZE)
+        start = offset - number * _BLOCK_SIZE
+        return memoryview(block)[start:start + length]
+
+
+_BLOCK_SIZE, _BLOCKS = 1 << 16, 8
+
+
+def _read_at(file: IO[bytes], length: int, offset: int) -> bytes:
+    if hasattr(os, "pread"):
+        return os.pread(file.fileno(), length, offset)
+    end = file.tell()       # Windows has no pread: read, then go back to the end for the next writes
+    file.seek(offset)
+    data = file.read(length)
+    file.seek(end)
+    return data
+
+
+_PACKABLE = orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
+
+
+def _packed(result: CaseResult) -> bytes | None:
+    """The result's report.json shape as JSON that reads back to an equal dict, or None when it would not (a value
+    JSON has no type for, a number wider than 64 bits: report.json writes those its own way)."""
+    try:
+        return orjson.dumps(result.to_dict(), option=_PACKABLE)
+    except (orjson.JSONEncodeError, RecursionError):
+        return None
