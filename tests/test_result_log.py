@@ -140,6 +140,7 @@ def test_a_full_disk_keeps_the_rest_in_memory_and_files_without_pread_are_read(m
     assert ["spooled" if item is _SPOOLED else type(item).__name__ for item in log._items] == [
         "spooled", "spooled", "bytes", "bytes", "bytes"]
     assert list(log.dicts()) == expected and list(reversed(log.dicts())) == expected[::-1]
+    assert log.usage().to_dict() == Usage.total([result.usage for result in results]).to_dict()
 
 
 def test_results_spread_over_many_blocks_of_the_file_read_back_in_any_order() -> None:

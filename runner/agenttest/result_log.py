@@ -18,11 +18,11 @@ from .usage import Usage
 
 class ResultLog:
     """A run's results in plan order, each put in once final (its reporters told). A result that passed is kept as
-    the UTF-8 JSON of its report.json shape, written to a temporary file (`_Spool`), when nothing after the cases
-    needs its objects (`lean`): ~20 bytes of memory a case rather than ~3 KB of objects, so that a suite's memory
-    does not grow with its results. Every other result stays whole — the failures are what the summaries,
-    annotations and comparisons read closely — as every result does when the run needs them all after the cases
-    (AfterAll, rechecks).
+    the UTF-8 JSON of its report.json shape, after that of its usage, in a temporary file (`_Spool`), when nothing
+    after the cases needs its objects (`lean`): ~22 bytes of memory a case rather than ~3 KB of objects, so that a
+    suite's memory does not grow with its results. Every other result stays whole — the failures are what the
+    summaries, annotations and comparisons read closely — as every result does when the run needs them all after
+    the cases (AfterAll, rechecks).
 
     Reporters read the results through `dicts()`, a sequence that builds each report.json dict as it is read."""
 
@@ -31,8 +31,8 @@ class ResultLog:
         self.positions: list[int] | None = None         # --shard: each result's place in the whole suite
         # A result whole, its JSON (where the spool could not take it), _SPOOLED, or None (not put in yet).
         self._items: list[CaseResult | bytes | object | None] = [None] * size
-        self._usages: list[bytes | None] = [None] * size     # a packed result's usage, as JSON
-        self._forms: dict[bytes, bytes] = {}             # one bytes object for each usage seen: most are alike
+        self._usage_sizes = array("H", bytes(2 * size)) if lean else None   # a spooled result's usage JSON, bytes
+        self._usages: dict[int, bytes] = {}              # the usage of a packed result kept in memory, as JSON
         self._stability: dict[int, dict[str, Any]] = {}  # a packed result's stability row (--runs)
         self._spool = _Spool(size) if lean else None
 
@@ -41,13 +41,15 @@ class ResultLog:
 
     def put(self, index: int, result: CaseResult) -> None:
         packed = _packed(result) if self._spool is not None and result.status == "passed" else None
-        if packed is None:
+        usage = orjson.dumps(result.usage.roles) if packed is not None else b""
+        if packed is None or len(usage) > 0xFFFF:
             self._items[index] = result
             return
-        usage = orjson.dumps(result.usage.roles)
-        self._usages[index] = self._forms.setdefault(usage, usage)
-        # Where the spool cannot take it, the JSON is kept in memory, in bytes of its size (orjson's keep 4 KB).
-        self._items[index] = _SPOOLED if self._spool.put(index, packed) else bytes(memoryview(packed))  # type: ignore[union-attr]
+        if self._spool.put(index, usage + packed):  # type: ignore[union-attr]
+            self._items[index] = _SPOOLED
+            self._usage_sizes[index] = len(usage)  # type: ignore[index]
+        else:   # the spool cannot take it: kept in memory, in bytes of their size (orjson's keep 4 KB)
+            self._items[index], self._usages[index] = bytes(memoryview(packed)), bytes(memoryview(usage))
         if result.stability is not None:
             self._stability[index] = result.stability
 
@@ -65,15 +67,14 @@ class ResultLog:
 
     def usage(self, *before: Usage) -> Usage:
         """The usage of `before` and of every result, added up in plan order (as each count's keys first appear)."""
-        total, decoded = Usage.total(before), {}
-        for item, usage in zip(self._items, self._usages, strict=True):
-            if usage is not None:
-                roles = decoded.get(id(usage))
-                if roles is None:
-                    roles = decoded[id(usage)] = orjson.loads(usage)
-                total.merge(roles)
-            elif isinstance(item, CaseResult):
+        total = Usage.total(before)
+        for index, item in enumerate(self._items):
+            if isinstance(item, CaseResult):
                 total.merge(item.usage)
+            elif item is _SPOOLED:
+                total.merge(orjson.loads(self._spool.get(index)[:self._usage_sizes[index]]))  # type: ignore[union-attr,index]
+            elif item is not None:
+                total.merge(orjson.loads(self._usages[index]))
         return total
 
     def stability_rows(self) -> list[dict[str, Any]]:
@@ -98,7 +99,10 @@ class ResultLog:
         item = self._items[index]
         if isinstance(item, CaseResult):
             return item.to_dict()
-        shape = orjson.loads(self._spool.get(index) if item is _SPOOLED else item)  # type: ignore[union-attr,arg-type]
+        if item is _SPOOLED:
+            shape = orjson.loads(self._spool.get(index)[self._usage_sizes[index]:])  # type: ignore[union-attr,index]
+        else:
+            shape = orjson.loads(item)  # type: ignore[arg-type]
         if self.positions is not None and index < len(self.positions):
             shape["position"] = self.positions[index]
         return shape
