@@ -127,7 +127,6 @@ class Report:
             out["replay"] = self.info.replay
         return out
 
-
     def _results(self) -> tuple[list[dict[str, Any]], Sequence[dict[str, Any]]]:
         """The stability rows (--runs) and the results as report.json holds them: a run's read as they are built."""
         results = self.results
