@@ -2,11 +2,12 @@
 whose process is the caller's): no collection while the command imports and reads, rare ones during a run's cases,
 and none while a run reads its suite and cassettes.
 
-A run allocates a few objects per case and holds each result to the end, so at the default young-generation
-threshold a large run made hundreds of collections, the full ones stalling every case in flight, and each walking
-objects it could not free; with one every 50,000 allocations there are a handful. Reading builds trees that live to
-the end (the suite, a replay's cassettes), so it is not collected at all and what it built is frozen out of every
-later collection.
+A run allocates a few dozen objects per case, most of which outlive a young collection (the case's result until its
+reporters have it; every result, when AfterAll or rechecks need them), so at the default young-generation threshold
+a large run made hundreds of collections, the full ones stalling every case in flight, and each walking objects it
+could not free; with one every 50,000 allocations there are a handful. Reading builds trees that live long (the
+suite until each case is done, a replay's cassettes to the end), so it is not collected at all and what it built is
+frozen out of every later collection.
 
 A CLI command starts the same way: what it imports (modules, classes, pydantic's schemas) lives to the end, and the
 collections during its imports freed nothing. So no collection comes until a run starts its cases (`command`).
