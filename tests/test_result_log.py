@@ -19,7 +19,7 @@ import pytest
 
 from agenttest.assertions.base import AssertionResult
 from agenttest.files import json_chunks, json_line, json_text
-from agenttest.result_log import _SPOOLED, ResultDicts, ResultLog
+from agenttest.result_log import _SPOOLED, ResultDicts, ResultLog, statuses_and_files
 from agenttest.results import CaseResult
 from agenttest.usage import Usage
 from isolation import fresh_registries
@@ -72,6 +72,8 @@ def test_passed_results_are_kept_as_json_and_read_back_alike() -> None:
     assert list(dicts) == expected and dicts == expected and dicts[-1] == expected[-1] and dicts[1:3] == expected[1:3]
     assert list(dicts) == list(dicts)               # read as often as needed
     assert log.statuses() == [result.status for result in results]
+    facts = [(result["status"], result["file"]) for result in expected]
+    assert list(statuses_and_files(dicts)) == facts == list(statuses_and_files(expected))   # without reading back
     assert log.stability_rows() == [{"id": "c8", "runs": 3}]
     with pytest.raises(IndexError):
         dicts[10]

@@ -7,7 +7,7 @@ import os
 import tempfile
 import weakref
 from array import array
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import IO, Any, overload
 
 import orjson
@@ -34,6 +34,7 @@ class ResultLog:
         self._usage_sizes = array("H", bytes(2 * size)) if lean else None   # a spooled result's usage JSON, bytes
         self._usages: dict[int, bytes] = {}              # the usage of a packed result kept in memory, as JSON
         self._stability: dict[int, dict[str, Any]] = {}  # a packed result's stability row (--runs)
+        self._files: list[str | None] = [None] * size if lean else []   # a packed result's file (one str a suite)
         self._spool = _Spool(size) if lean else None
 
     def __len__(self) -> int:
@@ -50,6 +51,7 @@ class ResultLog:
             self._usage_sizes[index] = len(usage)  # type: ignore[index]
         else:   # the spool cannot take it: kept in memory, in bytes of their size (orjson's keep 4 KB)
             self._items[index], self._usages[index] = bytes(memoryview(packed)), bytes(memoryview(usage))
+        self._files[index] = result.file
         if result.stability is not None:
             self._stability[index] = result.stability
 
@@ -94,6 +96,15 @@ class ResultLog:
 
     def dicts(self) -> ResultDicts:
         return ResultDicts(self)
+
+    def statuses_and_files(self) -> Iterator[tuple[str, str | None]]:
+        """Each result's status and file, in plan order, without reading a packed one back (it passed)."""
+        files = self._files
+        for index, item in enumerate(self._items):
+            if isinstance(item, CaseResult):
+                yield item.status, item.file
+            else:
+                yield "passed", files[index]
 
     def dict_at(self, index: int) -> dict[str, Any]:
         item = self._items[index]
@@ -140,6 +151,9 @@ class ResultDicts(Sequence[dict[str, Any]]):
         for index in range(len(self._log)):
             yield dict_at(index)
 
+    def statuses_and_files(self) -> Iterator[tuple[str, str | None]]:
+        return self._log.statuses_and_files()
+
     def __eq__(self, other: object) -> bool:
         if isinstance(other, (ResultDicts, list, tuple)):
             return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
@@ -152,6 +166,14 @@ class ResultDicts(Sequence[dict[str, Any]]):
 
 
 _SPOOLED = object()     # a result whose JSON is in the log's spool
+
+
+def statuses_and_files(results: Sequence[Mapping[str, Any]]) -> Iterator[tuple[Any, Any]]:
+    """The status and the file of each result, in order: of a run's, without building the rest of each dict (a
+    writer that counts them, or looks for the failing, reads the results once less)."""
+    if isinstance(results, ResultDicts):
+        return results.statuses_and_files()
+    return ((result.get("status"), result.get("file")) for result in results)
 
 
 class _Spool:

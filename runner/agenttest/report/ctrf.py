@@ -14,6 +14,7 @@ from typing import Any, TextIO
 
 from ..files import json_chunks
 from ..github.links import SourceLinks
+from ..result_log import statuses_and_files
 from .artifact import Content, FileReporter
 from .base import ReportLike
 from .escape import preview, xml_text
@@ -49,7 +50,7 @@ def _document(report: Mapping[str, Any], links: SourceLinks) -> dict[str, Any]:
     """The CTRF document, its tests an iterator: each is built as it is written, never all at once."""
     summary = report.get("summary") or {}
     metadata = report.get("metadata") or {}
-    results: Sequence[Mapping[str, Any]] = report.get("results") or []   # read twice, never held all at once
+    results: Sequence[Mapping[str, Any]] = report.get("results") or []   # never held all at once
     start = _epoch_ms(metadata.get("started_at"))
     stop = _epoch_ms(metadata.get("completed_at")) or start + int(summary.get("duration_ms") or 0)
     changes = _changes(report)
@@ -57,9 +58,9 @@ def _document(report: Mapping[str, Any], links: SourceLinks) -> dict[str, Any]:
                                        for result in results)
     counts = dict.fromkeys(("passed", "failed", "skipped", "other"), 0)
     suites: set[str] = set()
-    for result in results:
-        counts[_STATUS.get(str(result.get("status")), "other")] += 1
-        path = links.display(result.get("file"))
+    for status, file in statuses_and_files(results):
+        counts[_STATUS.get(str(status), "other")] += 1
+        path = links.display(file)
         if path:
             suites.add(path)
     del counts["other"]

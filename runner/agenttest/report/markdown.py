@@ -20,12 +20,14 @@ from ..analysis.outcome import interval_range
 from ..durations import format_elapsed
 from ..github.links import SourceLinks
 from ..hints import plural
+from ..result_log import statuses_and_files
 from ..run_count import FIRST_RUNS, auto_limit
 from ..usage import usage_line
 from .escape import display_text, md_block, md_code, md_html, md_text, preview
 from .verdicts import (
     COMPARISON_GROUPS,
     EVIDENCE_GROUPS,
+    FAILING,
     STATUS_ICONS,
     case_title,
     checkpoint_cells,
@@ -79,11 +81,11 @@ def render_markdown(report: Mapping[str, Any], *, links: SourceLinks | None = No
     links = links or SourceLinks.from_environment()
     results: Sequence[dict[str, Any]] = report.get("results") or []     # read as needed, never held all at once
     failing, suites = [], {}
-    for result in results:
-        if is_failing(result):
-            failing.append(result)
-        if result.get("file"):
-            suites[links.display(result["file"])] = result["file"]
+    for index, (status, file) in enumerate(statuses_and_files(results)):
+        if status in FAILING:
+            failing.append(results[index])
+        if file:
+            suites[links.display(file)] = file
     head = _lines(_header(report, links, suites), _comparison(report), _evidence(report, links),
                   _counts(report.get("summary") or {}), _stability(report))
     rows = [_failure_row(result, links) for result in failing]
