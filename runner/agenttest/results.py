@@ -156,10 +156,6 @@ class Summary:
     duration_ms: int = 0
 
     @classmethod
-    def count(cls, results: list[CaseResult], duration_ms: int) -> Summary:
-        return cls.from_statuses([result.status for result in results], duration_ms)
-
-    @classmethod
     def from_statuses(cls, statuses: list[str], duration_ms: int) -> Summary:
         summary = cls(total=len(statuses), duration_ms=duration_ms)
         for status in statuses:
@@ -177,4 +173,3 @@ class Summary:
     @property
     def ok(self) -> bool:
         return self.failed == 0 and self.errors == 0 and self.timeouts == 0
-

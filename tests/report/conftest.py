@@ -45,7 +45,7 @@ def hostile_result(**overrides: Any) -> CaseResult:
 def make_report(results: list[CaseResult], *, error: str | None = None, interrupted: bool = False) -> Report:
     info = RunInfo(agent_id="assistants.expense", connector="openai.gpt4o", inputs=["suites/a.jsonl"],
                    total=len(results), started_at="2026-01-01T12:00:00+00:00", options={"timeout": "2m0s"})
-    return Report(info=info, results=results, summary=Summary.count(results, 4321),
+    return Report(info=info, results=results, summary=Summary.from_statuses([r.status for r in results], 4321),
                   completed_at="2026-01-01T12:00:05+00:00", interrupted=interrupted, error=error, version="0.1.0")
 
 
