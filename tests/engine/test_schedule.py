@@ -157,3 +157,75 @@ def test_a_scheduler_that_keeps_no_results_lets_each_entry_go_once_it_is_reporte
     assert sorted(reported) == [("a", "a"), ("b", "b"), ("c", "c")]
     gc.collect()
     assert [ref() for ref in held] == [None, None, None]       # the scheduler holds none of them any more
+
+
+def _telling_scheduler(entries, run_one, parallel, log):
+    """A scheduler whose `on_start` logs at once and whose `on_finish` puts its report off (`later`), as the
+    engine's does."""
+    scheduler = Scheduler(entries, run_one, _skipped, parallel=parallel,
+                          on_start=lambda entry: log.append(f"start {entry}"),
+                          on_finish=lambda result, entry: scheduler.later(log.append, f"report {result.id}"))
+    return scheduler
+
+
+def test_replies_that_come_in_together_send_the_next_requests_before_any_report() -> None:
+    log: list[str] = []
+
+    async def main() -> list[CaseResult]:
+        group = asyncio.get_running_loop().create_future()      # the first four replies come in together
+
+        async def run_one(entry):
+            if entry < 4:
+                await group
+            else:
+                await asyncio.sleep(0.01)
+            return CaseResult(id=f"c{entry}", status="passed")
+
+        scheduler = _telling_scheduler(list(range(8)), run_one, 4, log)
+        asyncio.get_running_loop().call_later(0.01, group.set_result, None)
+        return await scheduler.run()
+
+    results = asyncio.run(main())
+    assert [r.id for r in results] == [f"c{i}" for i in range(8)]
+    first_report = log.index("report c0")
+    assert {"start 4", "start 5", "start 6", "start 7"} <= set(log[:first_report])
+    assert [line for line in log if line.startswith("report")][:4] == ["report c0", "report c1", "report c2",
+                                                                      "report c3"]
+    assert sorted(line for line in log if line.startswith("report")) == [f"report c{i}" for i in range(8)]
+    assert log[-1].startswith("report")       # every report told before `run` returns
+
+
+def test_a_worker_that_never_waits_reports_each_entry_before_it_starts_the_one_after_next() -> None:
+    log: list[str] = []
+
+    async def run_one(entry):           # a replay: nothing to wait for
+        return CaseResult(id=f"c{entry}", status="passed")
+
+    results = asyncio.run(_telling_scheduler(list(range(5)), run_one, 1, log).run())
+    assert len(results) == 5
+    assert log == ["start 0", "start 1", "report c0", "start 2", "report c1", "start 3", "report c2", "start 4",
+                   "report c3", "report c4"]
+
+
+def test_a_report_put_off_that_raises_surfaces_from_run() -> None:
+    async def run_one(entry):
+        await asyncio.sleep(0)
+        return CaseResult(id=f"c{entry}", status="passed")
+
+    def broken(result, entry):
+        raise KeyError("our bug")
+
+    async def main() -> None:
+        told: list[str] = []
+        scheduler = Scheduler([0, 1, 2], run_one, _skipped, parallel=2,
+                              on_finish=lambda result, entry: (scheduler.later(broken, result, entry),
+                                                               scheduler.later(told.append, result.id)))
+        try:
+            await scheduler.run()
+        except KeyError as exc:
+            assert exc.args == ("our bug",)
+            assert sorted(told) == ["c0", "c1", "c2"]      # the others were still told
+        else:
+            raise AssertionError("the report's error was lost")
+
+    asyncio.run(main())

@@ -303,7 +303,7 @@ def _scheduler(repeats: Repeats, runners: Runners, reporters: Reporters,
 
     def unit_started(unit: Unit) -> None:
         if repeats.first_start(unit):
-            reporters.case_started(unit.entry)
+            scheduler.later(reporters.case_started, unit.entry)
 
     def unit_finished(result: CaseResult, unit: Unit) -> None:
         result.bound()          # the assertions are done with the whole reply
@@ -311,10 +311,13 @@ def _scheduler(repeats: Repeats, runners: Runners, reporters: Reporters,
         if verdict is None:
             scheduler.add(repeats.added())
             return
-        reporters.case_finished(verdict)
-        repeats.keep(unit, verdict)
+        scheduler.later(reported, unit, verdict)
         if config.options.fail_fast and verdict.status not in ("passed", "skipped"):
             scheduler.stop(f"not run: --fail-fast stopped the run after {verdict.id} {verdict.status}")
+
+    def reported(unit: Unit, verdict: CaseResult) -> None:
+        reporters.case_finished(verdict)
+        repeats.keep(unit, verdict)
 
     scheduler: Scheduler[Unit] = Scheduler(
         repeats.units(), run_one=lambda unit: run_unit(unit, runners),

@@ -4,6 +4,7 @@ interrupts end scheduling; `add` puts more entries up next while the run is on (
 from __future__ import annotations
 
 import asyncio
+from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Generic, TypeVar
 
@@ -38,6 +39,10 @@ class Scheduler(Generic[Entry]):
         self._results: list[CaseResult | object | None] = [None] * len(self._entries)
         self._busy = 0                          # workers running an entry
         self._changed = asyncio.Event()         # an entry was added, a worker went idle, or scheduling stopped
+        self._later: deque[tuple[Callable[..., None], tuple[object, ...]]] = deque()
+        self._later_due = False                 # a drain of `_later` is scheduled on the loop
+        self._later_failed: BaseException | None = None
+        self._drains = 0                        # how many times `_later` was drained
         self.interrupted = False
 
     @property
@@ -77,7 +82,33 @@ class Scheduler(Generic[Entry]):
             if result is None:   # never started: reported like any other result, so every count adds up
                 entry = self._entries[index]
                 self._finished(index, self._skipped(entry, reason), entry)  # type: ignore[arg-type]
+        self._drain()
+        if self._later_failed is not None:      # our bug in what was put off: let it surface with its traceback
+            raise self._later_failed
         return results if self._keep else []  # type: ignore[return-value]
+
+    def later(self, call: Callable[..., None], *args: object) -> None:
+        """Call `call(*args)` once the workers the event loop woke with this one have sent their next requests
+        (telling the reporters: the console, events.jsonl, the result log), in the order asked; all of them before
+        `run` returns. A case's reply that is in is followed by the next case's request at once, the reports after:
+        at 64 cases in flight, the replies come in together, and reporting each before the next request went out
+        kept every request of the group waiting for the reports of those before it."""
+        self._later.append((call, args))
+        if not self._later_due:
+            self._later_due = True
+            asyncio.get_running_loop().call_soon(self._drain)
+
+    def _drain(self) -> None:
+        self._later_due = False
+        self._drains += 1
+        later = self._later
+        while later:
+            call, args = later.popleft()
+            try:
+                call(*args)
+            except Exception as exc:    # reporters catch their own: this is ours, kept for `run` to raise
+                if self._later_failed is None:
+                    self._later_failed = exc
 
     def _finished(self, index: int, result: CaseResult, entry: Entry) -> None:
         """Keep (or let go of) the entry's result, then tell `on_finish`: it may add entries, after this one."""
@@ -88,6 +119,7 @@ class Scheduler(Generic[Entry]):
         self._on_finish(result, entry)
 
     async def _work(self, results: list[CaseResult | object | None]) -> None:
+        drains = -1         # `_drains` when this worker's last entry finished
         while self._stop_reason is None:
             if self._next >= len(self._entries):
                 if not self._busy:          # nothing to start, and nobody left to add any
@@ -111,7 +143,10 @@ class Scheduler(Generic[Entry]):
             finally:
                 self._busy -= 1
                 self._changed.set()
+            if self._drains == drains:      # the loop did not turn since this worker's last entry (a replay, an
+                self._drain()               # agent that never waits): what it put off is told now, in order
             self._finished(index, result, entry)    # may add entries: before this worker looks for its next one
+            drains = self._drains
 
 
 _DONE = object()    # the result of an entry that finished, when the scheduler does not keep results
