@@ -96,10 +96,13 @@ class Scheduler(Generic[Entry]):
         self._later.append((call, args))
         if not self._later_due:
             self._later_due = True
-            asyncio.get_running_loop().call_soon(self._drain)
+            asyncio.get_running_loop().call_soon(self._drain_due)
+
+    def _drain_due(self) -> None:
+        self._later_due = False
+        self._drain()
 
     def _drain(self) -> None:
-        self._later_due = False
         self._drains += 1
         later = self._later
         while later:
