@@ -20,7 +20,11 @@ class Scheduler(Generic[Entry]):
 
     `add(entries)` — from `on_finish`, as `--runs auto` asks for a case's next runs — puts entries ahead of those
     not yet started, so the case they belong to is decided soon; a worker with nothing to start waits while
-    others are at work, for what they may add. Results come in the order the entries ended up in."""
+    others are at work, for what they may add. Results come in the order the entries ended up in.
+
+    `later(call)` — from `on_start` and `on_finish`, for what need not hold up the next request (telling the
+    reporters) — calls it once the event loop has run the workers it woke with it, in order, all before `run`
+    returns."""
 
     def __init__(self, entries: list[Entry], run_one: Callable[[Entry], Awaitable[CaseResult]],
                  skipped: Callable[[Entry, str], CaseResult], parallel: int = 4,
