@@ -20,6 +20,8 @@ import gc
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from .allocation import reads_on_the_heap
+
 _YOUNG_THRESHOLD = 50_000
 _owned = [False]            # whether a run owns the process (`owned_by_run` is active)
 _paused = [False]           # whether `command` turned collection off (and nothing turned it on since)
@@ -48,7 +50,8 @@ def command(enabled: bool | None = None) -> Iterator[None]:
 def owned_by_run() -> Iterator[None]:
     """A run's policy for its process. Everything imported so far lives until the end: it is frozen out of every
     collection. The objects left at the end are frozen too, so that the interpreter's exit does not walk them all
-    once more."""
+    once more. The agents' replies are read into the C library's heap (`allocation.reads_on_the_heap`)."""
+    reads_on_the_heap()
     threshold = gc.get_threshold()
     if _paused[0]:
         _paused[0] = False

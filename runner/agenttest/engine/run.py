@@ -20,6 +20,7 @@ from ..agents.cassette_origin import cassette_origin
 from ..agents.meter import Meter
 from ..agents.pool import AgentPool
 from ..agents.urls import register_proxy_credentials
+from ..allocation import with_frame_room
 from ..analysis import exit_code, failures_under_regression
 from ..cases import load_suite
 from ..cases.loader import Checks, no_cases_found
@@ -75,8 +76,9 @@ class RunOutcome:
 
 def run_suite(config: RunConfig, reporting: Reporting | None = None) -> RunOutcome:
     """Run the configured suites, telling `reporting`'s reporters (none without it) and comparing with its
-    baseline. Raises AgentTestError for mistakes found before any case ran (exit 2)."""
-    return asyncio.run(_run(config, reporting or Reporting()))
+    baseline. Raises AgentTestError for mistakes found before any case ran (exit 2). The event loop runs with room
+    on CPython's frame stack (`allocation.with_frame_room`)."""
+    return with_frame_room(asyncio.run, _run(config, reporting or Reporting()))
 
 
 async def _run(config: RunConfig, reporting: Reporting) -> RunOutcome:
