@@ -36,6 +36,15 @@ def test_depth_is_counted_without_recursion_however_deep() -> None:
     assert not too_deep(nested(MAX_DEPTH)) and too_deep(nested(MAX_DEPTH + 1))
 
 
+def test_too_deep_trusts_a_text_with_few_brackets_and_walks_any_other() -> None:
+    """A JSON text with no more brackets than the limit cannot nest deeper; one with more (brackets in strings
+    count too) is walked."""
+    deep, shallow = nested(MAX_DEPTH + 1), nested(MAX_DEPTH)
+    assert too_deep(deep, text=json.dumps(deep)) and not too_deep(shallow, text=json.dumps(shallow))
+    assert not too_deep({"a": "[" * 500}, text=json.dumps({"a": "[" * 500}))
+    assert not too_deep(deep, text="{}")       # the text is the value's: its brackets are all it can open
+
+
 def test_a_cycle_is_too_deep_rather_than_an_endless_walk() -> None:
     loop: dict[str, Any] = {}
     loop["self"] = loop

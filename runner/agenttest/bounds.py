@@ -38,7 +38,11 @@ def depth(value: Any, stop: int = MAX_DEPTH + 1) -> int:
     return deepest
 
 
-def too_deep(value: Any, limit: int = MAX_DEPTH) -> bool:
+def too_deep(value: Any, limit: int = MAX_DEPTH, text: str | None = None) -> bool:
+    """Whether `value` nests deeper than `limit`. `text`, its JSON when known: each array or object in it opens with
+    a bracket, so a text with no more brackets than `limit` cannot nest deeper, and the value is not walked."""
+    if text is not None and text.count("[") + text.count("{") <= limit:
+        return False
     return depth(value, limit + 1) > limit
 
 

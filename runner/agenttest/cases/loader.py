@@ -142,7 +142,8 @@ class _SuiteBuilder:
             self.suite.entries.append(InvalidCase(INVALID + problem, id=case_id, file=file, line=raw.line,
                                                   input=raw_input))
             return
-        if self.checks.root != repo_root:      # each case of a file is checked with its repository root
+        # each case of a file is checked with its repository root (the same Path object for all its cases)
+        if self.checks.root is not repo_root and self.checks.root != repo_root:
             self.checks = replace(self.checks, root=repo_root)
         try:
             entry = build_case(raw.value, file=file, line=raw.line, base_dir=base_dir, repo_root=repo_root,
@@ -200,15 +201,16 @@ def build_case(value: Any, *, file: str | None, line: int | None, base_dir: Path
     Warnings (the case is still valid) are appended to `warnings` as `place: field: message`; `where` names an
     entry that has no file (a generated case). `text` is the entry's JSON as the file holds it: the Case keeps it
     rather than the parsed value."""
-    if checks is None or checks.root != repo_root:
+    if checks is None or (checks.root is not repo_root and checks.root != repo_root):
         checks = replace(checks or Checks(), root=repo_root)
-    case_id, raw_input = _known_id_and_input(value)
     lead = f"{where}: " if where else ""
-    if too_deep(value):       # every later walk (checks, comparisons, artifacts) stays shallow
+    if too_deep(value, text=text):       # every later walk (checks, comparisons, artifacts) stays shallow
+        case_id, raw_input = _known_id_and_input(value)
         return InvalidCase(f"{INVALID}{lead}{TOO_DEEP}", id=case_id, file=file, line=line,
                            input=raw_input if not too_deep(raw_input) else None)
 
     def invalid(problems: list[str]) -> InvalidCase:
+        case_id, raw_input = _known_id_and_input(value)
         return InvalidCase(INVALID + lead + "; ".join(problems), id=case_id, file=file, line=line, input=raw_input)
 
     if not isinstance(value, dict):
