@@ -1,6 +1,6 @@
 """Two allocations a run would otherwise make over and over, each a system call or two: CPython's frame stack
 crossing a chunk boundary (`with_frame_room`) and glibc mapping every socket read (`reads_on_the_heap`). Measured in
-bench/README.md (Allocations)."""
+bench/README.md (issue #27's sixth round)."""
 
 from __future__ import annotations
 
