@@ -22,6 +22,7 @@ from yarl import URL
 from .. import __version__
 from ..errors import AgentCallError
 from ..secrets import mask
+from . import loopback
 from .network import aiohttp, tls_context
 from .replies import snippet
 from .urls import display_url, without_user_info
@@ -69,6 +70,8 @@ class HttpTransport:
         self._session: aiohttp.ClientSession | None = None
         self._proxies: dict[URL, tuple[URL | None, aiohttp.BasicAuth | None]] = {}
         self._by_url: dict[str, tuple[URL | None, aiohttp.BasicAuth | None]] = {}
+        self._loopback: loopback.Pool | None = None
+        self._heads: dict[tuple[Any, ...], loopback.Head | None] = {}
 
     def _client(self) -> aiohttp.ClientSession:
         if self._session is None or self._session.closed:
@@ -98,6 +101,28 @@ class HttpTransport:
             self._by_url[url] = self._proxies[origin]
         return self._proxies[origin]
 
+    def _head(self, method: str, url: str, headers: Mapping[str, str]) -> loopback.Head | None:
+        """The head of a request the short way sends (`agents.loopback`), or None when aiohttp sends it: worked
+        out once for each method, URL and headers (an agent's calls share them)."""
+        key = (method, url, *headers.items())
+        if key in self._heads:
+            return self._heads[key]
+        target = loopback.eligible(url, resolver_set=RESOLVER is not None)
+        head = loopback.request_head(method, target, {"User-Agent": USER_AGENT}, headers) if target else None
+        if len(self._heads) < 1024:
+            self._heads[key] = head
+        return head
+
+    async def _short_way(self, method: str, head: loopback.Head, data: bytes) -> Any:
+        """The reply over the short way, or None when aiohttp is to send the request: no connection could be
+        opened (aiohttp says why), or the reply is a redirect (aiohttp follows it)."""
+        pool = self._loopback = loopback.Pool.of_this_loop(self._loopback, self._pool_size, CONNECT_TIMEOUT)
+        response = await pool.request(head.target, method, head.bytes_for(data))
+        if response is not None and response.status in loopback.REDIRECTS and "Location" in response.headers:
+            response.close()
+            return None
+        return response
+
     def send(self, url: str, body: Any, headers: Mapping[str, str], deadline: float | None,
              method: str = "POST") -> _Sending:
         """Send `body` as JSON and yield the successful response (`async with … as response`). Connection errors,
@@ -117,11 +142,14 @@ class HttpTransport:
             attempts += 1
             try:
                 proxy, proxy_auth = self._proxy(url)
-                tls = tls_context() if url[:6].lower() == "https:" or (proxy and proxy.scheme == "https") else True
-                # `proxy_auth`, though aiohttp 3.14 deprecates it: its `proxy_headers` replacement reaches only a
-                # CONNECT tunnel, so a plain http:// request through the proxy would go without its credentials.
-                response = await self._client().request(method, url, data=data, headers=headers, proxy=proxy,
-                                                        proxy_auth=proxy_auth, ssl=tls)
+                head = self._head(method, url, headers) if proxy is None else None
+                response = await self._short_way(method, head, data) if head is not None else None
+                if response is None:
+                    tls = tls_context() if url[:6].lower() == "https:" or (proxy and proxy.scheme == "https") else True
+                    # `proxy_auth`, though aiohttp 3.14 deprecates it: its `proxy_headers` replacement reaches only
+                    # a CONNECT tunnel, so a plain http:// request through the proxy would go without its credentials.
+                    response = await self._client().request(method, url, data=data, headers=headers, proxy=proxy,
+                                                            proxy_auth=proxy_auth, ssl=tls)
             except aiohttp.ClientProxyConnectionError as exc:    # the proxy, not the agent, is out of reach
                 fault = _connection_fault(exc, f"the proxy {display_url(str(proxy))} for {shown}")
             except aiohttp.ClientError as exc:
@@ -144,6 +172,9 @@ class HttpTransport:
 
     async def aclose(self) -> None:
         """Close the pool; a later `send` opens a new one."""
+        if self._loopback is not None:
+            await self._loopback.close()
+            self._loopback = None
         if self._session is not None:
             await self._session.close()
             self._session = None

@@ -1,0 +1,499 @@
+"""The transport's short way to an agent on this machine over plain http:// (a local server, or one in the same CI
+job): HTTP/1.1 on asyncio's own protocol, parsed by httptools (llhttp, the parser aiohttp bundles too).
+
+aiohttp's client spends ~0.1 ms of Python on each call beyond the socket work (the URL, the header maps, its
+request and response objects, timers and traces): at 10,000 cases, 64 at a time, against a local 50 ms agent,
+the bare aiohttp client took 1.5 s of CPU and this one 0.5 s (bench/README.md). What a call to a local agent sends
+and receives is the plain part of HTTP: one request with a body, one reply with Content-Length, chunked, or up to
+the connection's end, kept alive in a pool of idle connections. Everything else goes to aiohttp, which already
+does it and says what went wrong in the words the transport turns into verdicts:
+
+- an origin that is not `http://` at a loopback address (or `localhost`), has credentials in its URL, or goes
+  through a proxy (`eligible`); a header that cannot be written as it is given;
+- a connection that cannot be opened (`request` returns None): aiohttp opens one and tells why not;
+- a redirect (`REDIRECTS`): the request is sent again through aiohttp, which follows it as it always has.
+
+What comes back reads as an aiohttp `ClientResponse` reads for the transport's callers: `status`, `headers`,
+`content_type`/`charset`/`content_length` (aiohttp's own `HeadersMixin`), `read()`, `content.read(n)`,
+`content.iter_any()`, `release()`, `close()`; a fault raises the aiohttp exception aiohttp would have raised
+(`ServerDisconnectedError`, `ClientOSError`, `ClientResponseError` for a reply that is not HTTP,
+`ClientPayloadError` from a `ContentLengthError` or `TransferEncodingError` for a body cut short), so every
+message and verdict is the one the transport gave before.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import json
+import zlib
+from collections import deque
+from collections.abc import AsyncIterator, Callable, Mapping
+from typing import Any
+
+import httptools
+from multidict import CIMultiDict, CIMultiDictProxy
+from yarl import URL
+
+from .network import aiohttp
+
+REDIRECTS = frozenset((301, 302, 303, 307, 308))   # aiohttp follows these; the short way sends them to it
+KEEP_ALIVE = 15.0           # seconds an idle connection is kept, as aiohttp's connector keeps one
+_METHODS = frozenset(("POST", "PUT", "PATCH", "DELETE", "GET"))
+_ACCEPT = (("Accept", "*/*"), ("Accept-Encoding", "gzip, deflate"))    # aiohttp's defaults without brotli
+_NO_BODY = frozenset((204, 304))
+
+
+class Target:
+    """Where a call on the short way goes: the host and port to connect to, and the request line's target and
+    `Host` header as aiohttp writes them."""
+
+    __slots__ = ("host", "host_header", "key", "path", "port", "url")
+
+    def __init__(self, url: URL) -> None:
+        self.url = url
+        self.host = url.raw_host or ""
+        self.port = url.port or 80
+        self.key = (self.host, self.port)
+        shown = f"[{self.host}]" if ":" in self.host else self.host
+        self.host_header = shown if url.is_default_port() else f"{shown}:{self.port}"
+        self.path = url.raw_path_qs
+
+
+def eligible(url: str, resolver_set: bool) -> Target | None:
+    """The target of `url` when the short way may take it: http:// at a loopback address (127.0.0.0/8, ::1), or at
+    `localhost` when the system resolves names (`resolver_set`: a test's resolver answers for names, and only
+    aiohttp asks it); no user or password in the URL (aiohttp sends them as Basic credentials). A loopback
+    connection is refused at once or opened: no second wait when aiohttp is to say why it failed."""
+    try:
+        parsed = URL(url)
+    except (ValueError, TypeError):
+        return None
+    if parsed.scheme != "http" or parsed.raw_user is not None or parsed.raw_password is not None or not parsed.host:
+        return None
+    if parsed.host == "localhost":
+        return None if resolver_set else Target(parsed)
+    try:
+        loopback = ipaddress.ip_address(parsed.host).is_loopback
+    except ValueError:
+        return None
+    return Target(parsed) if loopback else None
+
+
+def request_head(method: str, target: Target, defaults: Mapping[str, str],
+                 headers: Mapping[str, str]) -> Head | None:
+    """The request line and headers aiohttp would send (its session's `defaults`, the call's `headers`, then
+    `Accept`, `Accept-Encoding` and `Content-Length` where not given), or None for a method the short way does not
+    take or a header aiohttp would refuse (a line break in it) or write otherwise (beyond Latin-1)."""
+    if method not in _METHODS:
+        return None
+    written = CIMultiDict(defaults)
+    added: set[str] = set()
+    for name, value in headers.items():
+        if name in added:
+            written.add(name, value)
+        else:
+            written[name] = value
+            added.add(name)
+    lines = [f"{method} {target.path} HTTP/1.1"]
+    if "Host" not in written:
+        lines.append(f"Host: {target.host_header}")
+    lines.extend(f"{name}: {value}" for name, value in written.items())
+    lines.extend(f"{name}: {value}" for name, value in _ACCEPT if name not in written)
+    if any(character in line for line in lines for character in "\r\n\x00"):
+        return None
+    try:
+        text = ("\r\n".join(lines) + "\r\n").encode("latin-1")
+    except UnicodeEncodeError:
+        return None
+    return Head(target, text, "Content-Length" not in written and "Transfer-Encoding" not in written)
+
+
+class Head:
+    """A request's head but its body's length, which each call adds (`bytes_for`) unless the headers gave one;
+    and where it goes."""
+
+    __slots__ = ("_lines", "_sized", "target")
+
+    def __init__(self, target: Target, lines: bytes, sized: bool) -> None:
+        self.target, self._lines, self._sized = target, lines, sized
+
+    def bytes_for(self, body: bytes) -> bytes:
+        if self._sized:
+            return b"%sContent-Length: %d\r\n\r\n%s" % (self._lines, len(body), body)
+        return self._lines + b"\r\n" + body
+
+
+class Pool:
+    """Connections to the short way's origins: at most `limit` in use at once (as aiohttp's connector counts
+    them), the idle ones kept for the next call for `KEEP_ALIVE` seconds."""
+
+    def __init__(self, limit: int, connect_timeout: float) -> None:
+        self.loop = asyncio.get_running_loop()
+        self._limit = max(1, limit)
+        self._connect_timeout = connect_timeout
+        self._in_use = 0
+        self._waiters: deque[asyncio.Future[None]] = deque()
+        self._idle: dict[tuple[str, int], list[_Connection]] = {}
+        self._all: set[_Connection] = set()
+
+    @classmethod
+    def of_this_loop(cls, pool: Pool | None, limit: int, connect_timeout: float) -> Pool:
+        """`pool` when it belongs to the running loop, else a new one (a Python API user's second `asyncio.run`)."""
+        if pool is not None and pool.loop is asyncio.get_running_loop():
+            return pool
+        return cls(limit, connect_timeout)
+
+    async def request(self, target: Target, method: str, message: bytes) -> Response | None:
+        """The reply's head, its body still to read (`Response`); None when no connection could be opened."""
+        await self._acquire()
+        connection: _Connection | None = None
+        try:
+            connection = self._idle_connection(target.key) or await self._connect(target)
+            if connection is None:
+                self._release_slot()
+                return None
+            response = Response(self, connection, target, method)
+            await connection.exchange(response, message)
+            return response
+        except BaseException:
+            if connection is not None:
+                connection.close()
+            self._release_slot()
+            raise
+
+    async def close(self) -> None:
+        for connection in list(self._all):
+            connection.close()
+        self._idle.clear()
+
+    def _idle_connection(self, key: tuple[str, int]) -> _Connection | None:
+        idle = self._idle.get(key)
+        now = self.loop.time()
+        while idle:
+            connection = idle.pop()
+            if connection.reusable() and now - connection.idle_since < KEEP_ALIVE:
+                return connection
+            connection.close()
+        return None
+
+    async def _connect(self, target: Target) -> _Connection | None:
+        try:
+            _, connection = await asyncio.wait_for(
+                self.loop.create_connection(_Connection, target.host, target.port), self._connect_timeout)
+        except (OSError, asyncio.TimeoutError):
+            return None
+        self._all.add(connection)
+        connection.pool = self
+        return connection
+
+    async def _acquire(self) -> None:
+        while self._in_use >= self._limit:
+            waiter = self.loop.create_future()
+            self._waiters.append(waiter)
+            try:
+                await waiter
+            except BaseException:
+                if waiter.done() and not waiter.cancelled():
+                    self._wake()        # it was handed the slot as it was cancelled: pass it on
+                raise
+        self._in_use += 1
+
+    def _release_slot(self) -> None:
+        self._in_use -= 1
+        self._wake()
+
+    def _wake(self) -> None:
+        while self._waiters:
+            waiter = self._waiters.popleft()
+            if not waiter.done():
+                waiter.set_result(None)
+                return
+
+    def done_with(self, connection: _Connection, key: tuple[str, int], keep: bool) -> None:
+        """A response let go of its connection: kept for the next call when `keep`, else closed."""
+        if keep and connection.reusable():
+            connection.idle_since = self.loop.time()
+            self._idle.setdefault(key, []).append(connection)
+        else:
+            connection.close()
+        self._release_slot()
+
+    def forget(self, connection: _Connection) -> None:
+        self._all.discard(connection)
+
+
+class _Connection(asyncio.Protocol):
+    """One keep-alive connection: the reply to its current request parsed as it arrives."""
+
+    def __init__(self) -> None:
+        self.transport: asyncio.Transport | None = None
+        self.pool: Pool | None = None
+        self.idle_since = 0.0
+        self.lost = False
+        self._parser = httptools.HttpResponseParser(self)
+        self._response: Response | None = None
+        self._head: asyncio.Future[None] | None = None
+        self._names: list[tuple[str, str]] = []
+        self._complete = False
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+
+    def reusable(self) -> bool:
+        return not self.lost and self.transport is not None and not self.transport.is_closing()
+
+    async def exchange(self, response: Response, data: bytes) -> None:
+        """Send the request, and wait for the head of its reply (`response` gets it)."""
+        self._response = response
+        self._head = head = response.pool.loop.create_future()
+        self._names = []
+        self._complete = False
+        assert self.transport is not None
+        self.transport.write(data)
+        await head
+
+    def close(self) -> None:
+        if self.transport is not None:
+            self.transport.close()
+        self.lost = True
+        if self.pool is not None:
+            self.pool.forget(self)
+
+    # asyncio.Protocol
+    def data_received(self, data: bytes) -> None:
+        if self._response is None or self._complete:
+            self.close()            # bytes no request asked for: the connection cannot be trusted for another
+            return
+        try:
+            self._parser.feed_data(data)
+        except httptools.HttpParserUpgrade:
+            self._fail(_not_http("Upgrade is not supported"))
+        except httptools.HttpParserError as exc:
+            self._fail(_not_http(str(exc)) if not self._head_done() else _cut(exc, "transfer"))
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.lost = True
+        if self.pool is not None:
+            self.pool.forget(self)
+        response = self._response
+        if response is None or self._complete:
+            return
+        if not self._head_done():
+            error: BaseException = (aiohttp.ServerDisconnectedError() if exc is None or not isinstance(exc, OSError)
+                                    else aiohttp.ClientOSError(exc.errno, exc.strerror))
+            self._fail(error)
+            return
+        if response.till_closed and exc is None:
+            self._done()
+            return
+        self._fail(_cut(exc, "transfer" if response.chunked else "length"))
+
+    # httptools callbacks
+    def on_header(self, name: bytes, value: bytes) -> None:
+        self._names.append((name.decode("utf-8", "surrogateescape"), value.decode("utf-8", "surrogateescape")))
+
+    def on_headers_complete(self) -> None:
+        status = self._parser.get_status_code()
+        if 100 <= status < 200:         # an interim reply (100 Continue): the real one follows
+            self._names = []
+            return
+        response = self._response
+        assert response is not None and self._head is not None
+        response.begin(status, CIMultiDictProxy(CIMultiDict(self._names)), self._parser.should_keep_alive())
+        if not self._head.done():
+            self._head.set_result(None)
+
+    def on_body(self, body: bytes) -> None:
+        if self._response is not None:
+            self._response.content.feed(body)
+
+    def on_message_complete(self) -> None:
+        if self._head_done():
+            self._done()
+
+    def _head_done(self) -> bool:
+        return self._head is not None and self._head.done() and self._head.exception() is None
+
+    def _done(self) -> None:
+        self._complete = True
+        assert self._response is not None
+        self._response.content.finish()
+
+    def _fail(self, error: BaseException) -> None:
+        self._complete = True
+        if self._head is not None and not self._head.done():
+            self._head.set_exception(error)
+        elif self._response is not None:
+            self._response.content.fail(error)
+        if self.transport is not None:
+            self.transport.close()
+
+
+def _not_http(message: str) -> aiohttp.ClientResponseError:
+    """A reply that is not HTTP, raised as aiohttp raises it: its message, not its status, is what it says."""
+    return aiohttp.ClientResponseError(None, (), status=400, message=message)  # type: ignore[arg-type]
+
+
+def _cut(exc: BaseException | None, framing: str) -> aiohttp.ClientPayloadError:
+    """A body cut short, as aiohttp says it: a ClientPayloadError whose cause tells Content-Length from chunks."""
+    cause: Exception = (aiohttp.http_exceptions.ContentLengthError("Not enough data to satisfy content length header.")
+                        if framing == "length" else
+                        aiohttp.http_exceptions.TransferEncodingError(
+                            "Not enough data to satisfy transfer length header." if exc is None else str(exc)))
+    error = aiohttp.ClientPayloadError(f"Response payload is not completed: {cause!r}")
+    error.__cause__ = cause
+    return error
+
+
+class Response(aiohttp.helpers.HeadersMixin):
+    """A reply on the short way, read as the transport's callers read an aiohttp `ClientResponse`."""
+
+    history: tuple[Any, ...] = ()
+
+    def __init__(self, pool: Pool, connection: _Connection, target: Target, method: str) -> None:
+        super().__init__()
+        self.pool = pool
+        self.method = method
+        self.url = target.url
+        self.status = 0
+        self.headers: CIMultiDictProxy[str] = CIMultiDictProxy(CIMultiDict())
+        self._headers = self.headers    # what HeadersMixin reads
+        self.content = Body()
+        self.till_closed = False
+        self.chunked = False
+        self._connection: _Connection | None = connection
+        self._key = target.key
+        self._keep_alive = False
+
+    def begin(self, status: int, headers: CIMultiDictProxy[str], keep_alive: bool) -> None:
+        self.status, self.headers, self._headers, self._keep_alive = status, headers, headers, keep_alive
+        encoding = headers.get("Content-Encoding", "").strip().lower()
+        if encoding in ("gzip", "deflate"):
+            self.content.decode_as(encoding)
+        self.chunked = "chunked" in headers.get("Transfer-Encoding", "").lower()
+        self.till_closed = not self.chunked and "Content-Length" not in headers and status not in _NO_BODY
+        if self.till_closed:
+            self._keep_alive = False
+
+    async def read(self) -> bytes:
+        return await self.content.read()
+
+    async def text(self, encoding: str | None = None, errors: str = "strict") -> str:
+        return (await self.read()).decode(encoding or self.charset or "utf-8", errors)
+
+    async def json(self, *, loads: Callable[[str], Any] = json.loads) -> Any:
+        """The body as JSON, as aiohttp's reads it (None for a blank one); any Content-Type is taken."""
+        text = await self.text()
+        return loads(text) if text.strip() else None
+
+    def release(self) -> None:
+        connection, self._connection = self._connection, None
+        if connection is not None:
+            self.pool.done_with(connection, self._key, self._keep_alive and self.content.at_eof())
+
+    def close(self) -> None:
+        connection, self._connection = self._connection, None
+        if connection is not None:
+            connection.close()
+            self.pool.done_with(connection, self._key, False)
+
+
+class Body:
+    """A reply's body as it arrives, read as aiohttp's `StreamReader` is read: whole, `n` bytes at most, or each
+    chunk as it comes. `total_raw_bytes` counts what the connection carried, `total_bytes` what it decoded to."""
+
+    def __init__(self) -> None:
+        self._chunks: deque[bytes] = deque()
+        self._eof = False
+        self._error: BaseException | None = None
+        self._waiter: asyncio.Future[None] | None = None
+        self._decoder: Any = None
+        self._encoding = ""
+        self.total_bytes = 0
+        self.total_raw_bytes = 0
+
+    def decode_as(self, encoding: str) -> None:
+        self._encoding = encoding
+
+    def feed(self, data: bytes) -> None:
+        self.total_raw_bytes += len(data)
+        if self._encoding:
+            try:
+                data = self._decompress(data)
+            except zlib.error:
+                self.fail(aiohttp.ClientPayloadError(f"Can not decode content-encoding: {self._encoding}"))
+                return
+        if data:
+            self.total_bytes += len(data)
+            self._chunks.append(data)
+            self._wake()
+
+    def _decompress(self, data: bytes) -> bytes:
+        if self._decoder is None:
+            if self._encoding == "gzip":
+                wbits = 16 + zlib.MAX_WBITS
+            else:   # deflate: zlib-wrapped as the RFC says, or raw as some servers send it
+                wbits = zlib.MAX_WBITS if data[:1] and data[0] & 0x0F == 8 else -zlib.MAX_WBITS
+            self._decoder = zlib.decompressobj(wbits)
+        return self._decoder.decompress(data)
+
+    def finish(self) -> None:
+        if self._decoder is not None:
+            try:
+                tail = self._decoder.flush()
+            except zlib.error:
+                self.fail(aiohttp.ClientPayloadError(f"Can not decode content-encoding: {self._encoding}"))
+                return
+            if tail:
+                self.total_bytes += len(tail)
+                self._chunks.append(tail)
+        self._eof = True
+        self._wake()
+
+    def fail(self, error: BaseException) -> None:
+        if not self._eof and self._error is None:
+            self._error = error
+            self._wake()
+
+    def at_eof(self) -> bool:
+        return self._eof and not self._chunks
+
+    def _wake(self) -> None:
+        waiter, self._waiter = self._waiter, None
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    async def _wait(self) -> None:
+        self._waiter = asyncio.get_running_loop().create_future()
+        await self._waiter
+
+    async def read(self, n: int = -1) -> bytes:
+        """Everything to the end (`n` < 0), or what has arrived, at most `n` bytes (empty at the end)."""
+        if n < 0:
+            while not self._eof:
+                if self._error is not None:
+                    raise self._error
+                await self._wait()
+            data = b"".join(self._chunks)
+            self._chunks.clear()
+            return data
+        while not self._chunks:
+            if self._error is not None:
+                raise self._error
+            if self._eof:
+                return b""
+            await self._wait()
+        first = self._chunks.popleft()
+        if len(first) > n:
+            self._chunks.appendleft(first[n:])
+            first = first[:n]
+        return first
+
+    async def iter_any(self) -> AsyncIterator[bytes]:
+        """Each chunk as it arrives, to the end."""
+        while True:
+            chunk = await self.read(1 << 30)
+            if not chunk:
+                return
+            yield chunk

@@ -1,0 +1,320 @@
+"""The transport's short way to a local http:// agent (agents/loopback.py) against raw servers on 127.0.0.1: it
+sends what aiohttp sends, reads every framing aiohttp reads, keeps connections alive within the pool's limit, and
+each fault becomes the verdict aiohttp's would have (every test runs both ways and compares)."""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import zlib
+from collections.abc import Awaitable, Callable, Iterator
+from typing import Any, TypeVar
+
+import pytest
+
+from agenttest.agents import loopback
+from agenttest.agents.transport import HttpTransport
+from agenttest.errors import AgentCallError
+
+T = TypeVar("T")
+Handler = Callable[[bytes, asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
+
+
+class Raw:
+    """A server on 127.0.0.1 in the test's loop: each request's head and body go to `handler`, which writes the
+    reply by hand; connections are kept open for the next request unless the handler closes them."""
+
+    def __init__(self, handler: Handler) -> None:
+        self.handler = handler
+        self.heads: list[bytes] = []
+        self.bodies: list[bytes] = []
+        self.connections = 0
+        self.open = 0
+        self.most_open = 0
+        self.server: asyncio.Server | None = None
+
+    async def __aenter__(self) -> Raw:
+        self.server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        assert self.server is not None
+        self.server.close()
+
+    def url(self, path: str = "/chat") -> str:
+        assert self.server is not None
+        return f"http://127.0.0.1:{self.server.sockets[0].getsockname()[1]}{path}"
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.connections += 1
+        self.open += 1
+        self.most_open = max(self.most_open, self.open)
+        try:
+            while not writer.is_closing():
+                try:
+                    head = await reader.readuntil(b"\r\n\r\n")
+                except (asyncio.IncompleteReadError, ConnectionError):
+                    return
+                length = next((int(line.split(b":", 1)[1]) for line in head.split(b"\r\n")
+                               if line.lower().startswith(b"content-length:")), 0)
+                body = await reader.readexactly(length)
+                self.heads.append(head)
+                self.bodies.append(body)
+                await self.handler(head, reader, writer)
+        finally:
+            self.open -= 1
+            writer.close()
+
+
+def reply(body: bytes, *, status: str = "200 OK", headers: str = "Content-Type: application/json\r\n",
+          length: int | None = None) -> Handler:
+    async def handle(head: bytes, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        size = len(body) if length is None else length
+        writer.write(f"HTTP/1.1 {status}\r\n{headers}Content-Length: {size}\r\n\r\n".encode() + body)
+        await writer.drain()
+        if length is not None:
+            writer.close()
+    return handle
+
+
+@pytest.fixture(params=["short way", "aiohttp"])
+def way(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """Each test once over the short way (which must then have answered) and once with it turned off, through
+    aiohttp alone."""
+    if request.param == "aiohttp":
+        monkeypatch.setattr(loopback, "eligible", lambda url, resolver_set: None)
+        yield "aiohttp"
+        return
+    answered: list[int] = []
+    served = loopback.Pool.request
+
+    async def counted(self: loopback.Pool, *args: Any) -> loopback.Response | None:
+        response = await served(self, *args)
+        if response is not None:
+            answered.append(response.status)
+        return response
+
+    monkeypatch.setattr(loopback.Pool, "request", counted)
+    yield "short way"
+    assert answered, "the short way answered no call"
+
+
+async def call(url: str, *, body: Any = None, headers: dict[str, str] | None = None, pool_size: int = 4,
+               client: HttpTransport | None = None, stream: bool = False) -> tuple[int, str, bytes | list[bytes]]:
+    own = client is None
+    client = client or HttpTransport(pool_size=pool_size, retries=0)
+    try:
+        async with client.send(url, {"q": 1} if body is None else body, headers or {}, None) as response:
+            if stream:
+                return response.status, response.content_type, [chunk async for chunk in response.content.iter_any()]
+            return response.status, response.content_type, await response.read()
+    finally:
+        if own:
+            await client.aclose()
+
+
+async def verdict(awaitable: Awaitable[Any]) -> str:
+    with pytest.raises(AgentCallError) as caught:
+        await awaitable
+    return caught.value.message
+
+
+def both_ways(run: Callable[[], Awaitable[T]]) -> dict[str, T]:
+    """What `run` gives over the short way, and with it turned off."""
+    got: dict[str, T] = {}
+    for name in ("short way", "aiohttp"):
+        with pytest.MonkeyPatch.context() as patch:
+            if name == "aiohttp":
+                patch.setattr(loopback, "eligible", lambda url, resolver_set: None)
+            got[name] = asyncio.run(run())  # type: ignore[arg-type]
+    return got
+
+
+def test_the_request_is_the_one_aiohttp_sends() -> None:
+    """Header for header (order aside) and byte for byte of body, with the agent's own headers, any spelling."""
+    async def run() -> tuple[bytes, set[bytes], bytes]:
+        async with Raw(reply(b"{}")) as server:
+            await call(server.url("/v1/chat/completions?x=1&y=%20z"), body={"q": "é", "n": [1, 2]},
+                       headers={"Authorization": "Bearer k", "x-trace": "a"})
+            port = server.url("").rsplit(":", 1)[1].encode()
+            line, *fields = server.heads[0].replace(b":" + port, b":PORT").rstrip(b"\r\n").split(b"\r\n")
+            return line, set(fields), server.bodies[0]
+
+    sent = both_ways(run)
+    assert sent["short way"] == sent["aiohttp"]
+    line, fields, body = sent["short way"]
+    assert line == b"POST /v1/chat/completions?x=1&y=%20z HTTP/1.1"
+    assert {b"Authorization: Bearer k", b"x-trace: a", b"Host: 127.0.0.1:PORT"} <= fields
+    assert body == '{"q":"é","n":[1,2]}'.encode()
+
+
+def test_the_short_way_is_taken_for_a_loopback_address_only() -> None:
+    assert loopback.eligible("http://127.0.0.1:8080/v1", resolver_set=False) is not None
+    assert loopback.eligible("http://[::1]:8080/v1", resolver_set=False) is not None
+    assert loopback.eligible("http://localhost:8080/v1", resolver_set=False) is not None
+    assert loopback.eligible("http://localhost:8080/v1", resolver_set=True) is None     # a test's resolver answers
+    assert loopback.eligible("https://127.0.0.1:8080/v1", resolver_set=False) is None
+    assert loopback.eligible("http://agent:8080/v1", resolver_set=False) is None
+    assert loopback.eligible("http://10.1.2.3:8080/v1", resolver_set=False) is None     # may not answer at all
+    assert loopback.eligible("http://user:pw@127.0.0.1:8080/v1", resolver_set=False) is None
+    target = loopback.eligible("http://[::1]:8080/v1?a=b", resolver_set=False)
+    assert target is not None and (target.host_header, target.path) == ("[::1]:8080", "/v1?a=b")
+    head = loopback.request_head("POST", target, {}, {"X-Bad": "a\r\nInjected: 1"})
+    assert head is None                                 # aiohttp refuses it, in its own words
+
+
+def test_connections_are_kept_alive_within_the_pools_limit(way: str) -> None:
+    async def slow(head: bytes, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await asyncio.sleep(0.02)
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+
+    async def run() -> Raw:
+        async with Raw(slow) as server:
+            client = HttpTransport(pool_size=2, retries=0)
+            try:
+                for _ in range(3):
+                    assert await call(server.url(), client=client) == (200, "application/octet-stream", b"ok")
+                replies = await asyncio.gather(*(call(server.url(), client=client) for _ in range(6)))
+            finally:
+                await client.aclose()
+            assert {body for _, _, body in replies} == {b"ok"}
+            return server
+
+    server = asyncio.run(run())
+    assert server.most_open <= 2 and server.connections <= 2, (server.most_open, server.connections)
+
+
+@pytest.mark.parametrize("framing", ["chunked", "until closed", "gzip", "deflate", "raw deflate"])
+def test_every_framing_reads_to_the_same_body(framing: str, way: str) -> None:
+    text = b'{"choices": "' + b"x" * 5000 + b'"}'
+
+    async def handle(head: bytes, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        if framing == "chunked":
+            writer.write(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")
+            for start in range(0, len(text), 1000):
+                piece = text[start:start + 1000]
+                writer.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+                await writer.drain()
+            writer.write(b"0\r\n\r\n")
+        elif framing == "until closed":
+            writer.write(b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n" + text)
+            writer.close()
+        else:
+            packed = (gzip.compress(text) if framing == "gzip" else zlib.compress(text) if framing == "deflate"
+                      else zlib.compress(text)[2:-4])
+            encoding = "gzip" if framing == "gzip" else "deflate"
+            writer.write(f"HTTP/1.1 200 OK\r\nContent-Encoding: {encoding}\r\nContent-Length: {len(packed)}\r\n"
+                         "\r\n".encode() + packed)
+
+    async def run() -> tuple[Any, Any]:
+        async with Raw(handle) as server:
+            client = HttpTransport(pool_size=1, retries=0)
+            try:
+                return await call(server.url(), client=client), await call(server.url(), client=client)
+            finally:
+                await client.aclose()
+
+    first, second = asyncio.run(run())
+    assert first[2] == second[2] == text
+
+
+def test_a_stream_arrives_chunk_by_chunk(way: str) -> None:
+    async def handle(head: bytes, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n")
+        for n in range(3):
+            event = b"data: %d\n\n" % n
+            writer.write(b"%x\r\n%s\r\n" % (len(event), event))
+            await writer.drain()
+            await asyncio.sleep(0.01)
+        writer.write(b"0\r\n\r\n")
+
+    async def run() -> tuple[int, str, Any]:
+        async with Raw(handle) as server:
+            return await call(server.url(), stream=True)
+
+    status, content_type, chunks = asyncio.run(run())
+    assert (status, content_type) == (200, "text/event-stream")
+    assert b"".join(chunks) == b"data: 0\n\ndata: 1\n\ndata: 2\n\n" and len(chunks) >= 2
+
+
+async def _closed_without_reply(head: bytes, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    writer.close()
+
+
+async def _not_http(head: bytes, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    writer.write(b"SSH-2.0-OpenSSH_9.6\r\nthis is not HTTP\r\n\r\n")
+    writer.close()
+
+
+FAULTS: dict[str, tuple[Handler, str]] = {
+    "cut off": (reply(b'{"a": 1', length=40), "was cut off after 7 bytes of 40 (connection closed mid-body)"),
+    "closed without a reply": (_closed_without_reply, "closed the connection without a reply"),
+    "not HTTP": (_not_http, "invalid HTTP reply from URL: "),
+    "HTTP 500": (reply(b'{"error": {"message": "boom"}}', status="500 Internal Server Error"),
+                 "HTTP 500 from URL: boom"),
+}
+
+
+@pytest.mark.parametrize("fault", list(FAULTS))
+def test_each_fault_is_the_verdict_aiohttp_gives(fault: str) -> None:
+    handler, said = FAULTS[fault]
+
+    async def run() -> str:
+        async with Raw(handler) as server:
+            message = await verdict(call(server.url()))
+            return message.replace(server.url(), "URL")
+
+    messages = both_ways(run)
+    assert said in messages["short way"], messages
+    if fault != "not HTTP":     # the parser's words for what it could not read are llhttp's, not aiohttp's
+        assert messages["short way"] == messages["aiohttp"]
+
+
+def test_a_refused_connection_and_a_redirect_go_through_aiohttp() -> None:
+    async def redirect(head: bytes, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        if head.startswith(b"POST /chat "):
+            writer.write(b"HTTP/1.1 307 Temporary Redirect\r\nLocation: /moved\r\nContent-Length: 0\r\n\r\n")
+        else:
+            writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nmoved")
+
+    async def run() -> tuple[Any, list[bytes]]:
+        async with Raw(redirect) as server:
+            got = await call(server.url())
+            return got, [head.split(b"\r\n")[0] for head in server.heads]
+
+    got, lines = asyncio.run(run())
+    assert got[2] == b"moved"
+    assert lines[-1] == b"POST /moved HTTP/1.1"      # aiohttp followed the 307 with the body
+
+    async def refused() -> Any:
+        server = await asyncio.start_server(lambda r, w: None, "127.0.0.1", 0)
+        url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/chat"
+        server.close()
+        await server.wait_closed()
+        return await call(url)
+    assert "cannot connect to http://127.0.0.1:" in asyncio.run(verdict(refused()))
+
+
+def test_a_stale_connection_and_a_cancelled_call_leave_the_pool_usable(way: str) -> None:
+    async def once(head: bytes, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        if b"slow" in head:
+            await asyncio.sleep(5)
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+        await writer.drain()
+        writer.close()          # keep-alive offered, then the server drops the idle connection
+
+    async def run() -> list[Any]:
+        async with Raw(once) as server:
+            client = HttpTransport(pool_size=1, retries=0)
+            try:
+                first = await call(server.url(), client=client)
+                await asyncio.sleep(0.05)
+                second = await call(server.url(), client=client)
+                with pytest.raises(asyncio.TimeoutError):
+                    await asyncio.wait_for(call(server.url("/slow"), client=client), 0.1)
+                third = await call(server.url(), client=client)
+            finally:
+                await client.aclose()
+            return [first, second, third]
+
+    assert [got[2] for got in asyncio.run(run())] == [b"ok", b"ok", b"ok"]
