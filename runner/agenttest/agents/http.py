@@ -188,4 +188,4 @@ def create(agent_id: str, settings: HttpSettings, ctx: ProviderContext) -> HttpA
     register_header_secrets(settings.headers)
     _check_template(agent_id, settings.body)
     return HttpAgent(agent_id, settings, _compile_paths(agent_id, settings.response),
-                     HttpTransport(ctx.pool_size, ctx.retries))
+                     HttpTransport(ctx.pool_size, ctx.retries, urls=[settings.url]))

@@ -11,14 +11,14 @@ does it and says what went wrong in the words the transport turns into verdicts:
 - an origin that is not `http://` at a loopback address (or `localhost`), has credentials in its URL, or goes
   through a proxy (`eligible`); a header that cannot be written as it is given;
 - a connection that cannot be opened (`request` returns None): aiohttp opens one and tells why not;
-- a redirect (`REDIRECTS`): the request is sent again through aiohttp, which follows it as it always has.
+- a reply whose head llhttp, strict, cannot read (`NotHttp`) or a redirect (`REDIRECTS`): the request is sent
+  again through aiohttp, which reads the one its own way and words what it cannot read, and follows the other.
 
 What comes back reads as an aiohttp `ClientResponse` reads for the transport's callers: `status`, `headers`,
-`content_type`/`charset`/`content_length` (aiohttp's own `HeadersMixin`), `read()`, `content.read(n)`,
-`content.iter_any()`, `release()`, `close()`; a fault raises the aiohttp exception aiohttp would have raised
-(`ServerDisconnectedError`, `ClientOSError`, `ClientResponseError` for a reply that is not HTTP,
-`ClientPayloadError` from a `ContentLengthError` or `TransferEncodingError` for a body cut short), so every
-message and verdict is the one the transport gave before.
+`content_type`/`charset`/`content_length`, `read()`, `content.read(n)`, `content.iter_any()`, `release()`,
+`close()`. A fault raises a `Fault` for each of aiohttp's exceptions the transport tells apart (`Disconnected`,
+`Broken`, `CutShort`, `Undecodable`), which it words as it words aiohttp's: every verdict's message is the one an
+aiohttp call gives. Nothing here imports aiohttp (~60 ms): a run whose agents are all local never does.
 """
 
 from __future__ import annotations
@@ -26,6 +26,9 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import json
+import os
+import re
+import sys
 import zlib
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Mapping
@@ -35,13 +38,56 @@ import httptools
 from multidict import CIMultiDict, CIMultiDictProxy
 from yarl import URL
 
-from .network import aiohttp
-
 REDIRECTS = frozenset((301, 302, 303, 307, 308))   # aiohttp follows these; the short way sends them to it
 KEEP_ALIVE = 15.0           # seconds an idle connection is kept, as aiohttp's connector keeps one
 _METHODS = frozenset(("POST", "PUT", "PATCH", "DELETE", "GET"))
 _ACCEPT = (("Accept", "*/*"), ("Accept-Encoding", "gzip, deflate"))    # aiohttp's defaults without brotli
 _NO_BODY = frozenset((204, 304))
+_FRAMING = frozenset(("content-length", "transfer-encoding"))
+_NO_HEADERS: CIMultiDictProxy[str] = CIMultiDictProxy(CIMultiDict())
+
+
+class Fault(Exception):
+    """A call on the short way that failed: the transport says it as it says aiohttp's same fault."""
+
+
+class Disconnected(Fault):
+    """The connection closed before any reply (aiohttp's `ServerDisconnectedError`)."""
+
+
+class Broken(Fault):
+    """The connection failed before any reply (aiohttp's `ClientOSError`): `os_error` says how."""
+
+    def __init__(self, os_error: OSError) -> None:
+        super().__init__(str(os_error))
+        self.os_error = os_error
+
+
+class NotHttp(Fault):
+    """A reply whose head is not HTTP as llhttp reads it: the transport asks aiohttp, which says it its way."""
+
+
+class CutShort(Fault):
+    """A body that stopped short of its Content-Length or its last chunk (aiohttp's `ClientPayloadError` from a
+    `ContentLengthError` or a `TransferEncodingError`)."""
+
+
+class Undecodable(Fault):
+    """A gzip or deflate body that does not decode; said as aiohttp's `ClientPayloadError` says it."""
+
+    def __init__(self, encoding: str) -> None:
+        super().__init__(f"400, message: Can not decode content-encoding: {encoding}")
+
+    def described(self) -> str:
+        return f"ClientPayloadError: {self}"
+
+
+def proxies_possible() -> bool:
+    """Whether a proxy may be configured for some URL: on Linux, a `*_proxy` variable in the environment (in any
+    case, as `urllib.request.getproxies` reads them); elsewhere the system's settings may name one too."""
+    if sys.platform in ("darwin", "win32"):
+        return True
+    return any(name[-6:].lower() == "_proxy" for name in os.environ)
 
 
 class Target:
@@ -83,9 +129,10 @@ def eligible(url: str, resolver_set: bool) -> Target | None:
 def request_head(method: str, target: Target, defaults: Mapping[str, str],
                  headers: Mapping[str, str]) -> Head | None:
     """The request line and headers aiohttp would send (its session's `defaults`, the call's `headers`, then
-    `Accept`, `Accept-Encoding` and `Content-Length` where not given), or None for a method the short way does not
-    take or a header aiohttp would refuse (a line break in it) or write otherwise (beyond Latin-1)."""
-    if method not in _METHODS:
+    `Accept` and `Accept-Encoding` where not given; `Content-Length` comes with the body), or None for a method
+    the short way does not take, a header aiohttp would refuse (a line break in it) or write otherwise (beyond
+    Latin-1), or a body's framing the headers set themselves (aiohttp's to honour)."""
+    if method not in _METHODS or any(name.lower() in _FRAMING for name in headers):
         return None
     written = CIMultiDict(defaults)
     added: set[str] = set()
@@ -106,22 +153,19 @@ def request_head(method: str, target: Target, defaults: Mapping[str, str],
         text = ("\r\n".join(lines) + "\r\n").encode("latin-1")
     except UnicodeEncodeError:
         return None
-    return Head(target, text, "Content-Length" not in written and "Transfer-Encoding" not in written)
+    return Head(target, text)
 
 
 class Head:
-    """A request's head but its body's length, which each call adds (`bytes_for`) unless the headers gave one;
-    and where it goes."""
+    """A request's head but its body's length, which each call adds (`bytes_for`); and where it goes."""
 
-    __slots__ = ("_lines", "_sized", "target")
+    __slots__ = ("_lines", "target")
 
-    def __init__(self, target: Target, lines: bytes, sized: bool) -> None:
-        self.target, self._lines, self._sized = target, lines, sized
+    def __init__(self, target: Target, lines: bytes) -> None:
+        self.target, self._lines = target, lines
 
     def bytes_for(self, body: bytes) -> bytes:
-        if self._sized:
-            return b"%sContent-Length: %d\r\n\r\n%s" % (self._lines, len(body), body)
-        return self._lines + b"\r\n" + body
+        return b"%sContent-Length: %d\r\n\r\n%s" % (self._lines, len(body), body)
 
 
 class Pool:
@@ -254,6 +298,8 @@ class _Connection(asyncio.Protocol):
         await head
 
     def close(self) -> None:
+        """Closed by its side: whatever arrives or breaks after is no one's to hear."""
+        self._complete = True
         if self.transport is not None:
             self.transport.close()
         self.lost = True
@@ -268,9 +314,9 @@ class _Connection(asyncio.Protocol):
         try:
             self._parser.feed_data(data)
         except httptools.HttpParserUpgrade:
-            self._fail(_not_http("Upgrade is not supported"))
+            self._fail(NotHttp("Upgrade is not supported"))
         except httptools.HttpParserError as exc:
-            self._fail(_not_http(str(exc)) if not self._head_done() else _cut(exc, "transfer"))
+            self._fail(NotHttp(str(exc)) if not self._head_done() else CutShort(str(exc)))
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.lost = True
@@ -280,14 +326,12 @@ class _Connection(asyncio.Protocol):
         if response is None or self._complete:
             return
         if not self._head_done():
-            error: BaseException = (aiohttp.ServerDisconnectedError() if exc is None or not isinstance(exc, OSError)
-                                    else aiohttp.ClientOSError(exc.errno, exc.strerror))
-            self._fail(error)
+            self._fail(Broken(exc) if isinstance(exc, OSError) else Disconnected())
             return
         if response.till_closed and exc is None:
             self._done()
             return
-        self._fail(_cut(exc, "transfer" if response.chunked else "length"))
+        self._fail(CutShort(str(exc or "connection closed mid-body")))
 
     # httptools callbacks
     def on_header(self, name: bytes, value: bytes) -> None:
@@ -313,7 +357,8 @@ class _Connection(asyncio.Protocol):
             self._done()
 
     def _head_done(self) -> bool:
-        return self._head is not None and self._head.done() and self._head.exception() is None
+        head = self._head
+        return head is not None and head.done() and not head.cancelled() and head.exception() is None
 
     def _done(self) -> None:
         self._complete = True
@@ -330,35 +375,17 @@ class _Connection(asyncio.Protocol):
             self.transport.close()
 
 
-def _not_http(message: str) -> aiohttp.ClientResponseError:
-    """A reply that is not HTTP, raised as aiohttp raises it: its message, not its status, is what it says."""
-    return aiohttp.ClientResponseError(None, (), status=400, message=message)  # type: ignore[arg-type]
-
-
-def _cut(exc: BaseException | None, framing: str) -> aiohttp.ClientPayloadError:
-    """A body cut short, as aiohttp says it: a ClientPayloadError whose cause tells Content-Length from chunks."""
-    cause: Exception = (aiohttp.http_exceptions.ContentLengthError("Not enough data to satisfy content length header.")
-                        if framing == "length" else
-                        aiohttp.http_exceptions.TransferEncodingError(
-                            "Not enough data to satisfy transfer length header." if exc is None else str(exc)))
-    error = aiohttp.ClientPayloadError(f"Response payload is not completed: {cause!r}")
-    error.__cause__ = cause
-    return error
-
-
-class Response(aiohttp.helpers.HeadersMixin):
+class Response:
     """A reply on the short way, read as the transport's callers read an aiohttp `ClientResponse`."""
 
     history: tuple[Any, ...] = ()
 
     def __init__(self, pool: Pool, connection: _Connection, target: Target, method: str) -> None:
-        super().__init__()
         self.pool = pool
         self.method = method
         self.url = target.url
         self.status = 0
-        self.headers: CIMultiDictProxy[str] = CIMultiDictProxy(CIMultiDict())
-        self._headers = self.headers    # what HeadersMixin reads
+        self.headers: CIMultiDictProxy[str] = _NO_HEADERS
         self.content = Body()
         self.till_closed = False
         self.chunked = False
@@ -367,7 +394,7 @@ class Response(aiohttp.helpers.HeadersMixin):
         self._keep_alive = False
 
     def begin(self, status: int, headers: CIMultiDictProxy[str], keep_alive: bool) -> None:
-        self.status, self.headers, self._headers, self._keep_alive = status, headers, headers, keep_alive
+        self.status, self.headers, self._keep_alive = status, headers, keep_alive
         encoding = headers.get("Content-Encoding", "").strip().lower()
         if encoding in ("gzip", "deflate"):
             self.content.decode_as(encoding)
@@ -375,6 +402,20 @@ class Response(aiohttp.helpers.HeadersMixin):
         self.till_closed = not self.chunked and "Content-Length" not in headers and status not in _NO_BODY
         if self.till_closed:
             self._keep_alive = False
+
+    @property
+    def content_type(self) -> str:
+        """The Content-Type without its parameters, lowercased (`application/octet-stream` when none is given)."""
+        return content_type(self.headers.get("Content-Type"))[0]
+
+    @property
+    def charset(self) -> str | None:
+        return content_type(self.headers.get("Content-Type"))[1].get("charset")
+
+    @property
+    def content_length(self) -> int | None:
+        length = self.headers.get("Content-Length")
+        return None if length is None else int(length)
 
     async def read(self) -> bytes:
         return await self.content.read()
@@ -422,7 +463,7 @@ class Body:
             try:
                 data = self._decompress(data)
             except zlib.error:
-                self.fail(aiohttp.ClientPayloadError(f"Can not decode content-encoding: {self._encoding}"))
+                self.fail(Undecodable(self._encoding))
                 return
         if data:
             self.total_bytes += len(data)
@@ -439,11 +480,13 @@ class Body:
         return self._decoder.decompress(data)
 
     def finish(self) -> None:
+        if self._error is not None:     # what came could not be decoded: the body has no end to reach
+            return
         if self._decoder is not None:
             try:
                 tail = self._decoder.flush()
             except zlib.error:
-                self.fail(aiohttp.ClientPayloadError(f"Can not decode content-encoding: {self._encoding}"))
+                self.fail(Undecodable(self._encoding))
                 return
             if tail:
                 self.total_bytes += len(tail)
@@ -497,3 +540,28 @@ class Body:
             if not chunk:
                 return
             yield chunk
+
+
+_TOKEN = r"[!#$%&'*+.^_`|~0-9A-Za-z-]+"
+_PLAIN_TYPE = re.compile(rf"\s*({_TOKEN}/{_TOKEN})\s*(?:;\s*charset\s*=\s*(?:\"({_TOKEN})\"|({_TOKEN})))?\s*")
+_TYPES: dict[str | None, tuple[str, dict[str, str]]] = {None: ("application/octet-stream", {})}
+
+
+def content_type(raw: str | None) -> tuple[str, dict[str, str]]:
+    """A Content-Type's type and parameters, as aiohttp's `parse_content_type` reads them: the common forms
+    (`application/json`, with a charset) here, any other by aiohttp itself."""
+    found = _TYPES.get(raw)
+    if found is not None:
+        return found
+    plain = _PLAIN_TYPE.fullmatch(raw) if raw is not None else None
+    if plain is not None:
+        charset = plain.group(2) or plain.group(3)
+        found = plain.group(1).lower(), ({"charset": charset} if charset else {})
+    else:
+        from .network import aiohttp
+
+        parsed, parameters = aiohttp.helpers.parse_content_type(raw)
+        found = parsed, dict(parameters)
+    if len(_TYPES) < 64:
+        _TYPES[raw] = found
+    return found

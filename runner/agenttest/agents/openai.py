@@ -237,7 +237,8 @@ def build_openai_agent(agent_id: str, settings: OpenAISettings, ctx: ProviderCon
                        system=system, stream=settings.stream, tools=tools,
                        toolkit=build_toolkit(prefix, settings, tools, ctx.config_dir),
                        max_tool_steps=settings.max_tool_steps, tool_callables=settings.tool_callables,
-                       transport=HttpTransport(ctx.pool_size, ctx.retries))
+                       transport=HttpTransport(ctx.pool_size, ctx.retries,
+                                               urls=[endpoint.url, *(e.url for e in connectors.endpoints.values())]))
 
 
 def build_toolkit(prefix: str, settings: OpenAISettings, tools: list[dict[str, Any]], config_dir: Path) -> ToolKit:

@@ -1,5 +1,9 @@
-"""The network providers' transport: one aiohttp session (connection pool) per agent, retries with backoff, and
-every network fault turned into an AgentCallError verdict whose message says what happened and where."""
+"""The network providers' transport: one connection pool per agent — the short way's to an agent on this machine
+(`agents.loopback`), an aiohttp session's to any other — retries with backoff, and every network fault turned into
+an AgentCallError verdict whose message says what happened and where.
+
+aiohttp (~60 ms to import) is imported when a call needs it: an agent's URL the short way does not take (the
+transport is told them when it is made, so the import happens before any case is timed), or a call it hands on."""
 
 from __future__ import annotations
 
@@ -10,11 +14,12 @@ import os
 import random
 import socket
 import ssl
+import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 from yarl import URL
@@ -23,7 +28,6 @@ from .. import __version__
 from ..errors import AgentCallError
 from ..secrets import mask
 from . import loopback
-from .network import aiohttp, tls_context
 from .replies import snippet
 from .urls import display_url, without_user_info
 
@@ -36,6 +40,9 @@ CONNECT_TIMEOUT = 30.0    # opening a connection; the reply itself is bounded by
 # Who answers a new pool's name lookups: None is aiohttp's default (the system's resolver). The test suite puts its
 # own here so that it never needs the network.
 RESOLVER: Callable[[], aiohttp.abc.AbstractResolver] | None = None
+
+if TYPE_CHECKING:
+    import aiohttp
 
 USER_AGENT = f"agenttest/{__version__}"
 _ERROR_BODY_LIMIT = 8192  # bytes of an error reply read for the message
@@ -64,7 +71,8 @@ class _Fault:
 class HttpTransport:
     """One connection pool per agent, created lazily inside the running loop and closed by `aclose`."""
 
-    def __init__(self, pool_size: int, retries: int) -> None:
+    def __init__(self, pool_size: int, retries: int, urls: Iterable[str] = ()) -> None:
+        """`urls`, those the agent will call: aiohttp is imported now when the short way takes none of them."""
         self._pool_size = pool_size
         self._retries = retries
         self._session: aiohttp.ClientSession | None = None
@@ -72,8 +80,11 @@ class HttpTransport:
         self._by_url: dict[str, tuple[URL | None, aiohttp.BasicAuth | None]] = {}
         self._loopback: loopback.Pool | None = None
         self._heads: dict[tuple[Any, ...], loopback.Head | None] = {}
+        if any(self._target(url) is None for url in urls):
+            _aiohttp()
 
     def _client(self) -> aiohttp.ClientSession:
+        aiohttp = _aiohttp()
         if self._session is None or self._session.closed:
             self._session = aiohttp.ClientSession(
                 connector=aiohttp.TCPConnector(limit=self._pool_size, resolver=RESOLVER() if RESOLVER else None),
@@ -91,6 +102,7 @@ class HttpTransport:
         found = self._by_url.get(url)
         if found is not None:
             return found
+        aiohttp = _aiohttp()
         origin = URL(url).origin()
         if origin not in self._proxies:
             try:
@@ -107,17 +119,29 @@ class HttpTransport:
         key = (method, url, *headers.items())
         if key in self._heads:
             return self._heads[key]
-        target = loopback.eligible(url, resolver_set=RESOLVER is not None)
+        target = self._target(url)
         head = loopback.request_head(method, target, {"User-Agent": USER_AGENT}, headers) if target else None
         if len(self._heads) < 1024:
             self._heads[key] = head
         return head
 
+    def _target(self, url: str) -> loopback.Target | None:
+        """Where the short way would take a call to `url`: None when it does not (`loopback.eligible`), or when the
+        environment may name a proxy for it (aiohttp finds which)."""
+        target = loopback.eligible(url, resolver_set=RESOLVER is not None)
+        if target is None or (loopback.proxies_possible() and self._proxy(url)[0] is not None):
+            return None
+        return target
+
     async def _short_way(self, method: str, head: loopback.Head, data: bytes) -> Any:
         """The reply over the short way, or None when aiohttp is to send the request: no connection could be
-        opened (aiohttp says why), or the reply is a redirect (aiohttp follows it)."""
+        opened (aiohttp says why), the reply's head is not HTTP as llhttp reads it strictly (aiohttp reads it its
+        own way, and words what it cannot read), or the reply is a redirect (aiohttp follows it)."""
         pool = self._loopback = loopback.Pool.of_this_loop(self._loopback, self._pool_size, CONNECT_TIMEOUT)
-        response = await pool.request(head.target, method, head.bytes_for(data))
+        try:
+            response = await pool.request(head.target, method, head.bytes_for(data))
+        except loopback.NotHttp:
+            return None
         if response is not None and response.status in loopback.REDIRECTS and "Location" in response.headers:
             response.close()
             return None
@@ -140,35 +164,49 @@ class HttpTransport:
         attempts = 0
         while True:
             attempts += 1
+            head = self._head(method, url, headers)
             try:
-                proxy, proxy_auth = self._proxy(url)
-                head = self._head(method, url, headers) if proxy is None else None
                 response = await self._short_way(method, head, data) if head is not None else None
-                if response is None:
-                    tls = tls_context() if url[:6].lower() == "https:" or (proxy and proxy.scheme == "https") else True
-                    # `proxy_auth`, though aiohttp 3.14 deprecates it: its `proxy_headers` replacement reaches only
-                    # a CONNECT tunnel, so a plain http:// request through the proxy would go without its credentials.
-                    response = await self._client().request(method, url, data=data, headers=headers, proxy=proxy,
-                                                            proxy_auth=proxy_auth, ssl=tls)
-            except aiohttp.ClientProxyConnectionError as exc:    # the proxy, not the agent, is out of reach
-                fault = _connection_fault(exc, f"the proxy {display_url(str(proxy))} for {shown}")
-            except aiohttp.ClientError as exc:
-                fault = _connection_fault(exc, shown)
+            except loopback.Fault as exc:
+                outcome: Any = _short_way_fault(exc, shown)
             else:
-                if response.history and response.method != method:     # a 301/302/303 turned the POST into a GET
-                    response.release()
-                    raise _Fault(f"{shown} redirected the {method} (HTTP {response.history[0].status}) to "
-                                 f"{display_url(str(response.url))} as a {response.method}, without its body: set "
-                                 "the agent's URL to where it points", "agent", retryable=False).error(attempts)
-                if response.status < 400:
-                    return response
-                fault = await _status_fault(response, shown)
+                outcome = response or await self._through_aiohttp(url, method, data, headers, shown, attempts)
+            if isinstance(outcome, _Fault):
+                fault = outcome
+            elif outcome.status < 400:
+                return outcome
+            else:
+                fault = await _status_fault(outcome, shown)
             if not fault.retryable or attempts > self._retries:
                 raise fault.error(attempts)
             delay = fault.retry_after if fault.retry_after is not None else _backoff(attempts)
             if deadline is not None and time.monotonic() + delay >= deadline:
                 raise fault.error(attempts, deadline_near=True)
             await asyncio.sleep(delay)
+
+    async def _through_aiohttp(self, url: str, method: str, data: bytes, headers: Mapping[str, str], shown: str,
+                               attempts: int) -> Any:
+        """One attempt through aiohttp: its response, or the _Fault it came to."""
+        aiohttp = _aiohttp()
+        proxy, proxy_auth = self._proxy(url)
+        try:
+            from .network import tls_context
+
+            tls = tls_context() if url[:6].lower() == "https:" or (proxy and proxy.scheme == "https") else True
+            # `proxy_auth`, though aiohttp 3.14 deprecates it: its `proxy_headers` replacement reaches only a
+            # CONNECT tunnel, so a plain http:// request through the proxy would go without its credentials.
+            response = await self._client().request(method, url, data=data, headers=headers, proxy=proxy,
+                                                    proxy_auth=proxy_auth, ssl=tls)
+        except aiohttp.ClientProxyConnectionError as exc:    # the proxy, not the agent, is out of reach
+            return _connection_fault(exc, f"the proxy {display_url(str(proxy))} for {shown}")
+        except aiohttp.ClientError as exc:
+            return _connection_fault(exc, shown)
+        if response.history and response.method != method:     # a 301/302/303 turned the POST into a GET
+            response.release()
+            raise _Fault(f"{shown} redirected the {method} (HTTP {response.history[0].status}) to "
+                         f"{display_url(str(response.url))} as a {response.method}, without its body: set "
+                         "the agent's URL to where it points", "agent", retryable=False).error(attempts)
+        return response
 
     async def aclose(self) -> None:
         """Close the pool; a later `send` opens a new one."""
@@ -200,7 +238,7 @@ class _Sending:
         response = self._response
         assert response is not None
         try:
-            if isinstance(exc, aiohttp.ClientError):
+            if _broke(exc):
                 response.close()
                 raise AgentCallError(_broken_reply(exc, response, display_url(self._request[0]))) from exc
         finally:
@@ -241,7 +279,44 @@ def _json_body(body: Any) -> bytes:
         return json.dumps(body, ensure_ascii=False).encode("utf-8")
 
 
+def _aiohttp() -> Any:
+    """aiohttp, imported on first use (`agents.network` imports it)."""
+    from .network import aiohttp
+
+    return aiohttp
+
+
+def _loaded_aiohttp() -> Any:
+    """aiohttp if something imported it: an exception that is none of its own needs no import to tell."""
+    return sys.modules.get("aiohttp")
+
+
+def _broke(exc: BaseException | None) -> bool:
+    """Whether `exc`, raised while a reply was read, is the connection's fault (either way's)."""
+    if isinstance(exc, loopback.Fault):
+        return True
+    aiohttp = _loaded_aiohttp()
+    return aiohttp is not None and isinstance(exc, aiohttp.ClientError)
+
+
+def _short_way_fault(exc: loopback.Fault, shown: str) -> _Fault:
+    """What the short way's fault says, in the words of aiohttp's (`_connection_fault`)."""
+    if isinstance(exc, loopback.Disconnected):
+        return _disconnected(shown)
+    assert isinstance(exc, loopback.Broken), exc      # the rest come while the body is read (`_broken_reply`)
+    return _failed(shown, exc.os_error)
+
+
+def _disconnected(shown: str) -> _Fault:
+    return _Fault(f"{shown} closed the connection without a reply", "agent", retryable=True)
+
+
+def _failed(shown: str, error: BaseException) -> _Fault:
+    return _Fault(f"connection to {shown} failed: {_reason(error)}", "infra", retryable=True)
+
+
 def _connection_fault(exc: aiohttp.ClientError, shown: str) -> _Fault:
+    aiohttp = _aiohttp()
     if isinstance(exc, aiohttp.ClientConnectorCertificateError):
         return _Fault(f"TLS certificate verification failed for {shown}: {_reason(exc.certificate_error)}",
                       "infra", retryable=False)
@@ -256,16 +331,18 @@ def _connection_fault(exc: aiohttp.ClientError, shown: str) -> _Fault:
     if isinstance(exc, aiohttp.ServerTimeoutError):
         return _Fault(f"cannot connect to {shown}: timed out after {CONNECT_TIMEOUT:g}s", "infra", retryable=True)
     if isinstance(exc, aiohttp.ServerDisconnectedError):
-        return _Fault(f"{shown} closed the connection without a reply", "agent", retryable=True)
+        return _disconnected(shown)
     if isinstance(exc, aiohttp.ClientOSError):
-        return _Fault(f"connection to {shown} failed: {_reason(exc)}", "infra", retryable=True)
+        return _failed(shown, exc)
     return _Fault(f"invalid HTTP reply from {shown}: {_describe(exc)}", "agent", retryable=False)
 
 
 async def _status_fault(response: aiohttp.ClientResponse, shown: str) -> _Fault:
     try:
         raw = await response.content.read(_ERROR_BODY_LIMIT)
-    except aiohttp.ClientError:
+    except Exception as exc:
+        if not _broke(exc):
+            raise
         raw = b""
     finally:
         response.release()
@@ -293,13 +370,20 @@ def _error_detail(text: str) -> str:
 
 def _broken_reply(exc: aiohttp.ClientError, response: aiohttp.ClientResponse, shown: str) -> str:
     """Why a reply could not be read to its end, in our words: aiohttp says a body cut short is a "400"."""
-    cut_short = (aiohttp.http_exceptions.ContentLengthError, aiohttp.http_exceptions.TransferEncodingError)
-    if isinstance(exc, aiohttp.ClientPayloadError) and isinstance(exc.__cause__, cut_short):
+    if isinstance(exc, loopback.CutShort) or _cut_short_by_aiohttp(exc):
         stream = response.content
         received = getattr(stream, "total_raw_bytes", stream.total_bytes)     # aiohttp ≥ 3.12: before decoding
         of = f" of {response.content_length}" if response.content_length is not None else ""
         return f"the reply from {shown} was cut off after {received} bytes{of} (connection closed mid-body)"
     return f"connection to {shown} broke while reading the reply: {_describe(exc)}"
+
+
+def _cut_short_by_aiohttp(exc: BaseException) -> bool:
+    aiohttp = _loaded_aiohttp()
+    if aiohttp is None:
+        return False
+    cut_short = (aiohttp.http_exceptions.ContentLengthError, aiohttp.http_exceptions.TransferEncodingError)
+    return isinstance(exc, aiohttp.ClientPayloadError) and isinstance(exc.__cause__, cut_short)
 
 
 def _reason(error: BaseException | None) -> str:
@@ -320,7 +404,15 @@ def _reason(error: BaseException | None) -> str:
 def _describe(exc: BaseException) -> str:
     """What went wrong, on one line. A reply aiohttp could not parse comes as a ClientResponseError whose status
     (400) is aiohttp's own, not the server's: only its message is said."""
-    if isinstance(exc, aiohttp.ClientResponseError) and exc.message:
-        return mask(without_user_info(" ".join(str(exc.message).split())))
+    if isinstance(exc, loopback.Undecodable):
+        return exc.described()
+    aiohttp = _loaded_aiohttp()
+    if aiohttp is not None and isinstance(exc, aiohttp.ClientResponseError) and exc.message:
+        return _said(str(exc.message))
     text = " ".join(str(exc).split())
     return mask(without_user_info(f"{type(exc).__name__}: {text}" if text else type(exc).__name__))
+
+
+def _said(message: str) -> str:
+    """A message on one line, without credentials or secrets."""
+    return mask(without_user_info(" ".join(message.split())))
