@@ -84,32 +84,32 @@ def reply(body: bytes, *, status: str = "200 OK", headers: str = "Content-Type: 
 
 @pytest.fixture(params=["short way", "aiohttp"])
 def way(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    """Each test once over the short way (which must then have answered) and once with it turned off, through
-    aiohttp alone."""
+    """Each test once over the short way (which must then have sent a request) and once with it turned off,
+    through aiohttp alone."""
     if request.param == "aiohttp":
         monkeypatch.setattr(loopback, "eligible", lambda url, resolver_set: None)
         yield "aiohttp"
         return
-    answered: list[int] = []
-    served = loopback.Pool.request
+    sent: list[bytes] = []
+    exchange = loopback._Connection.exchange
 
-    async def counted(self: loopback.Pool, *args: Any) -> loopback.Response | None:
-        response = await served(self, *args)
-        if response is not None:
-            answered.append(response.status)
-        return response
+    async def counted(self: Any, response: loopback.Response, data: bytes) -> None:
+        sent.append(data)
+        await exchange(self, response, data)
 
-    monkeypatch.setattr(loopback.Pool, "request", counted)
+    monkeypatch.setattr(loopback._Connection, "exchange", counted)
     yield "short way"
-    assert answered, "the short way answered no call"
+    assert sent, "the short way sent no request"
 
 
 async def call(url: str, *, body: Any = None, headers: dict[str, str] | None = None, pool_size: int = 4,
-               client: HttpTransport | None = None, stream: bool = False) -> tuple[int, str, bytes | list[bytes]]:
+               client: HttpTransport | None = None, stream: bool = False,
+               method: str = "POST") -> tuple[int, str, bytes | list[bytes]]:
     own = client is None
     client = client or HttpTransport(pool_size=pool_size, retries=0)
     try:
-        async with client.send(url, {"q": 1} if body is None else body, headers or {}, None) as response:
+        async with client.send(url, {"q": 1} if body is None else body, headers or {}, None,
+                               method=method) as response:
             if stream:
                 return response.status, response.content_type, [chunk async for chunk in response.content.iter_any()]
             return response.status, response.content_type, await response.read()
@@ -140,7 +140,7 @@ def test_the_request_is_the_one_aiohttp_sends() -> None:
     async def run() -> tuple[bytes, set[bytes], bytes]:
         async with Raw(reply(b"{}")) as server:
             await call(server.url("/v1/chat/completions?x=1&y=%20z"), body={"q": "é", "n": [1, 2]},
-                       headers={"Authorization": "Bearer k", "x-trace": "a"})
+                       headers={"Authorization": "Bearer k", "x-trace": "a", "X-Name": "café"})
             port = server.url("").rsplit(":", 1)[1].encode()
             line, *fields = server.heads[0].replace(b":" + port, b":PORT").rstrip(b"\r\n").split(b"\r\n")
             return line, set(fields), server.bodies[0]
@@ -149,7 +149,7 @@ def test_the_request_is_the_one_aiohttp_sends() -> None:
     assert sent["short way"] == sent["aiohttp"]
     line, fields, body = sent["short way"]
     assert line == b"POST /v1/chat/completions?x=1&y=%20z HTTP/1.1"
-    assert {b"Authorization: Bearer k", b"x-trace: a", b"Host: 127.0.0.1:PORT"} <= fields
+    assert {b"Authorization: Bearer k", b"x-trace: a", b"Host: 127.0.0.1:PORT", "X-Name: café".encode()} <= fields
     assert body == '{"q":"é","n":[1,2]}'.encode()
 
 
@@ -189,7 +189,8 @@ def test_connections_are_kept_alive_within_the_pools_limit(way: str) -> None:
     assert server.most_open <= 2 and server.connections <= 2, (server.most_open, server.connections)
 
 
-@pytest.mark.parametrize("framing", ["chunked", "until closed", "gzip", "deflate", "raw deflate"])
+@pytest.mark.parametrize("framing", ["chunked", "until closed", "gzip", "deflate", "raw deflate",
+                                     "not last chunked", "lenient head"])
 def test_every_framing_reads_to_the_same_body(framing: str, way: str) -> None:
     text = b'{"choices": "' + b"x" * 5000 + b'"}'
 
@@ -201,9 +202,12 @@ def test_every_framing_reads_to_the_same_body(framing: str, way: str) -> None:
                 writer.write(b"%x\r\n%s\r\n" % (len(piece), piece))
                 await writer.drain()
             writer.write(b"0\r\n\r\n")
-        elif framing == "until closed":
-            writer.write(b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n" + text)
+        elif framing in ("until closed", "not last chunked"):
+            coding = b"Transfer-Encoding: chunked, identity\r\n" if framing == "not last chunked" else b""
+            writer.write(b"HTTP/1.1 200 OK\r\nConnection: close\r\n" + coding + b"\r\n" + text)
             writer.close()
+        elif framing == "lenient head":     # bare LF and a folded header: aiohttp forgives both
+            writer.write(b"HTTP/1.1 200 OK\nX-Folded: a\r\n  b\r\nContent-Length: %d\r\n\r\n%s" % (len(text), text))
         else:
             packed = (gzip.compress(text) if framing == "gzip" else zlib.compress(text) if framing == "deflate"
                       else zlib.compress(text)[2:-4])
@@ -255,7 +259,33 @@ async def _corrupt_gzip(head: bytes, reader: asyncio.StreamReader, writer: async
     writer.write(b"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: 10\r\n\r\n0123456789")
 
 
+async def _chunked_error(head: bytes, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    pieces = (b'{"error": ', b'{"message": "model overloaded"}}')
+    writer.write(b"HTTP/1.1 500 Oops\r\nTransfer-Encoding: chunked\r\n\r\n" +
+                 b"".join(b"%x\r\n%s\r\n" % (len(piece), piece) for piece in pieces) + b"0\r\n\r\n")
+
+
+async def _two_replies(head: bytes, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    writer.write(b"HTTP/1.1 500 Oops\r\nContent-Length: 4\r\n\r\nboom"
+                 b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+
+
+async def _see_other(head: bytes, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    if head.startswith(b"POST"):
+        writer.write(b"HTTP/1.1 303 See Other\r\nLocation: /elsewhere\r\nContent-Length: 0\r\n\r\n")
+    else:
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+
+
+async def _bad_length(head: bytes, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2, 2\r\n\r\nok")
+
+
 FAULTS: dict[str, tuple[Handler, str]] = {
+    "error body in chunks": (_chunked_error, "HTTP 500 from URL: model overloaded"),
+    "a second reply after the first": (_two_replies, "HTTP 500 from URL: boom"),
+    "a 303 to a POST": (_see_other, "URL redirected the POST (HTTP 303) to URL2 as a GET, without its body"),
+    "a bad Content-Length": (_bad_length, "invalid HTTP reply from URL: Invalid character in Content-Length"),
     "corrupt gzip": (_corrupt_gzip, "broke while reading the reply: ClientPayloadError: 400, message: Can not "
                                     "decode content-encoding: gzip"),
     "cut off": (reply(b'{"a": 1', length=40), "was cut off after 7 bytes of 40 (connection closed mid-body)"),
@@ -270,32 +300,23 @@ FAULTS: dict[str, tuple[Handler, str]] = {
 def test_each_fault_is_the_verdict_aiohttp_gives(fault: str) -> None:
     handler, said = FAULTS[fault]
 
-    async def run() -> str:
+    async def run() -> tuple[str, int]:
         async with Raw(handler) as server:
             message = await verdict(call(server.url()))
-            return message.replace(server.url(), "URL")
+            asked = sum(head.startswith(b"POST /chat ") for head in server.heads)
+            return message.replace(server.url("/elsewhere"), "URL2").replace(server.url(), "URL"), asked
 
-    messages = both_ways(run)
-    assert said in messages["short way"], messages
-    assert messages["short way"] == messages["aiohttp"]
+    got = both_ways(run)
+    assert said in got["short way"][0], got
+    if fault != "not HTTP":     # a server that does not speak HTTP is asked again, by aiohttp, for its words
+        assert got["short way"][1] == 1, got
+    if fault == "a bad Content-Length":     # an HTTP server's malformed head: llhttp's words, without aiohttp's quote
+        assert got["aiohttp"][0].startswith(got["short way"][0] + ":"), got
+    else:
+        assert got["short way"][0] == got["aiohttp"][0]
 
 
-def test_a_refused_connection_and_a_redirect_go_through_aiohttp() -> None:
-    async def redirect(head: bytes, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        if head.startswith(b"POST /chat "):
-            writer.write(b"HTTP/1.1 307 Temporary Redirect\r\nLocation: /moved\r\nContent-Length: 0\r\n\r\n")
-        else:
-            writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nmoved")
-
-    async def run() -> tuple[Any, list[bytes]]:
-        async with Raw(redirect) as server:
-            got = await call(server.url())
-            return got, [head.split(b"\r\n")[0] for head in server.heads]
-
-    got, lines = asyncio.run(run())
-    assert got[2] == b"moved"
-    assert lines[-1] == b"POST /moved HTTP/1.1"      # aiohttp followed the 307 with the body
-
+def test_a_refused_connection_goes_through_aiohttp() -> None:
     async def refused() -> Any:
         server = await asyncio.start_server(lambda r, w: None, "127.0.0.1", 0)
         url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/chat"
@@ -361,3 +382,58 @@ def test_aiohttp_is_imported_only_for_an_agent_the_short_way_does_not_take() -> 
         said[url] = done.stdout.strip()
     assert said == {"http://127.0.0.1:8000/v1": "False", "http://localhost:8000/v1": "False",
                     "https://api.example.com/v1": "True", "http://agent:8000/v1": "True"}
+
+
+def test_closing_the_transport_ends_a_call_waiting_for_its_reply(way: str) -> None:
+    async def silent(head: bytes, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await asyncio.sleep(30)
+
+    async def run() -> str:
+        async with Raw(silent) as server:
+            client = HttpTransport(pool_size=4, retries=0)
+            task = asyncio.ensure_future(verdict(call(server.url(), client=client)))
+            await asyncio.sleep(0.1)
+            await client.aclose()
+            return (await asyncio.wait_for(task, 5)).replace(server.url(), "URL")
+
+    assert asyncio.run(run()) == "URL closed the connection without a reply"
+
+
+def test_a_307_is_followed_with_one_request_to_each_place(way: str) -> None:
+    async def moved(head: bytes, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        if head.startswith(b"POST /chat "):
+            writer.write(b"HTTP/1.1 307 Temporary Redirect\r\nLocation: /moved\r\nContent-Length: 0\r\n\r\n")
+        else:
+            writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nmoved")
+
+    async def run() -> tuple[Any, list[bytes]]:
+        async with Raw(moved) as server:
+            got = await call(server.url())
+            return got, [head.split(b"\r\n")[0] for head in server.heads]
+
+    got, lines = asyncio.run(run())
+    assert got[2] == b"moved"
+    assert lines == [b"POST /chat HTTP/1.1", b"POST /moved HTTP/1.1"]
+
+
+def test_an_idempotent_call_on_a_dropped_idle_connection_goes_again(way: str) -> None:
+    dropped: list[bytes] = []
+
+    async def drop_once(head: bytes, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        if head.startswith(b"GET /second ") and not dropped:
+            dropped.append(head)
+            writer.close()          # as if the idle connection had timed out just as the next request came
+            return
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+
+    async def run() -> list[Any]:
+        async with Raw(drop_once) as server:
+            client = HttpTransport(pool_size=1, retries=0)
+            try:
+                first = await call(server.url("/first"), client=client, method="GET")
+                second = await call(server.url("/second"), client=client, method="GET")
+            finally:
+                await client.aclose()
+            return [first[2], second[2], server.connections]
+
+    assert asyncio.run(run()) == [b"ok", b"ok", 2]

@@ -1,9 +1,9 @@
 """The transport's short way to an agent on this machine over plain http:// (a local server, or one in the same CI
 job): HTTP/1.1 on asyncio's own protocol, parsed by httptools (llhttp, the parser aiohttp bundles too).
 
-aiohttp's client spends ~0.1 ms of Python on each call beyond the socket work (the URL, the header maps, its
-request and response objects, timers and traces): at 10,000 cases, 64 at a time, against a local 50 ms agent,
-the bare aiohttp client took 1.5 s of CPU and this one 0.5 s (bench/README.md). What a call to a local agent sends
+aiohttp's client spends ~0.06 ms of Python on each call beyond the socket work (the URL, the header maps, its
+request and response objects, timers and traces): 10,000 calls, 64 at a time, to a local 50 ms agent took the
+transport 1.4 s of CPU through aiohttp and 0.75 s this way (bench/README.md). What a call to a local agent sends
 and receives is the plain part of HTTP: one request with a body, one reply with Content-Length, chunked, or up to
 the connection's end, kept alive in a pool of idle connections. Everything else goes to aiohttp, which already
 does it and says what went wrong in the words the transport turns into verdicts:
@@ -24,10 +24,12 @@ aiohttp call gives. Nothing here imports aiohttp (~60 ms): a run whose agents ar
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ipaddress
 import json
 import os
 import re
+import socket
 import sys
 import zlib
 from collections import deque
@@ -43,7 +45,10 @@ KEEP_ALIVE = 15.0           # seconds an idle connection is kept, as aiohttp's c
 _METHODS = frozenset(("POST", "PUT", "PATCH", "DELETE", "GET"))
 _ACCEPT = (("Accept", "*/*"), ("Accept-Encoding", "gzip, deflate"))    # aiohttp's defaults without brotli
 _NO_BODY = frozenset((204, 304))
-_FRAMING = frozenset(("content-length", "transfer-encoding"))
+# aiohttp parses replies leniently but in Python's development mode (its DEBUG)
+_LENIENT = not (sys.flags.dev_mode or (not sys.flags.ignore_environment and os.environ.get("PYTHONASYNCIODEBUG")))
+_FRAMING = frozenset(("content-length", "transfer-encoding", "expect"))   # aiohttp's to honour
+_IDEMPOTENT = frozenset(("GET", "PUT", "DELETE"))      # aiohttp sends these again on a fresh connection
 _NO_HEADERS: CIMultiDictProxy[str] = CIMultiDictProxy(CIMultiDict())
 
 
@@ -64,7 +69,13 @@ class Broken(Fault):
 
 
 class NotHttp(Fault):
-    """A reply whose head is not HTTP as llhttp reads it: the transport asks aiohttp, which says it its way."""
+    """A reply whose head is not HTTP as llhttp reads it. From a server that sent no status line (it does not speak
+    HTTP) the transport asks aiohttp, which says it its way; from one that did, the request is not sent again (an
+    HTTP server acted on it) and llhttp's words are said."""
+
+    def __init__(self, reason: str, status_seen: bool) -> None:
+        super().__init__(reason)
+        self.status_seen = status_seen
 
 
 class CutShort(Fault):
@@ -130,8 +141,8 @@ def request_head(method: str, target: Target, defaults: Mapping[str, str],
                  headers: Mapping[str, str]) -> Head | None:
     """The request line and headers aiohttp would send (its session's `defaults`, the call's `headers`, then
     `Accept` and `Accept-Encoding` where not given; `Content-Length` comes with the body), or None for a method
-    the short way does not take, a header aiohttp would refuse (a line break in it) or write otherwise (beyond
-    Latin-1), or a body's framing the headers set themselves (aiohttp's to honour)."""
+    the short way does not take, a header aiohttp would refuse (a line break in it), or a body's framing or an
+    `Expect` the headers set themselves (aiohttp's to honour)."""
     if method not in _METHODS or any(name.lower() in _FRAMING for name in headers):
         return None
     written = CIMultiDict(defaults)
@@ -150,8 +161,8 @@ def request_head(method: str, target: Target, defaults: Mapping[str, str],
     if any(character in line for line in lines for character in "\r\n\x00"):
         return None
     try:
-        text = ("\r\n".join(lines) + "\r\n").encode("latin-1")
-    except UnicodeEncodeError:
+        text = ("\r\n".join(lines) + "\r\n").encode("utf-8")     # as aiohttp writes them
+    except UnicodeEncodeError:      # a lone surrogate: aiohttp's to refuse
         return None
     return Head(target, text)
 
@@ -174,7 +185,7 @@ class Pool:
 
     def __init__(self, limit: int, connect_timeout: float) -> None:
         self.loop = asyncio.get_running_loop()
-        self._limit = max(1, limit)
+        self._limit = limit if limit > 0 else 1 << 30       # 0: no limit, as aiohttp's connector reads it
         self._connect_timeout = connect_timeout
         self._in_use = 0
         self._waiters: deque[asyncio.Future[None]] = deque()
@@ -186,6 +197,8 @@ class Pool:
         """`pool` when it belongs to the running loop, else a new one (a Python API user's second `asyncio.run`)."""
         if pool is not None and pool.loop is asyncio.get_running_loop():
             return pool
+        if pool is not None:
+            pool.abandon()
         return cls(limit, connect_timeout)
 
     async def request(self, target: Target, method: str, message: bytes) -> Response | None:
@@ -193,22 +206,52 @@ class Pool:
         await self._acquire()
         connection: _Connection | None = None
         try:
-            connection = self._idle_connection(target.key) or await self._connect(target)
+            connection = self._idle_connection(target.key)
+            if connection is not None and method in _IDEMPOTENT:
+                try:
+                    return await self._exchange(connection, target, method, message)
+                except (Disconnected, Broken):  # the server had dropped the idle connection: as aiohttp does,
+                    connection.close()          # an idempotent call goes again on a fresh one
+                    connection = None
+            connection = connection or await self._connect(target)
             if connection is None:
                 self._release_slot()
                 return None
-            response = Response(self, connection, target, method)
-            await connection.exchange(response, message)
-            return response
+            return await self._exchange(connection, target, method, message)
         except BaseException:
             if connection is not None:
                 connection.close()
             self._release_slot()
             raise
 
+    async def _exchange(self, connection: _Connection, target: Target, method: str, message: bytes) -> Response:
+        response = Response(self, connection, target, method)
+        await connection.exchange(response, message)
+        return response
+
     async def close(self) -> None:
+        """Close every connection; a call still waiting for its reply's head ends as closed without a reply."""
+        if self.loop.is_closed():
+            self.abandon()
+            return
         for connection in list(self._all):
-            connection.close()
+            connection.abort()
+        self._idle.clear()
+
+    def abandon(self) -> None:
+        """Let go of a pool whose loop has ended (a Python API user's earlier `asyncio.run`): its connections are
+        shut down, as its loop can no longer close them."""
+        for connection in list(self._all):
+            connection.lost = True
+            transport = connection.transport
+            sock = transport.get_extra_info("socket") if transport is not None else None
+            if sock is not None:
+                with contextlib.suppress(OSError):
+                    sock.shutdown(socket.SHUT_RDWR)
+            with contextlib.suppress(RuntimeError):     # the loop is closed
+                if transport is not None:
+                    transport.close()
+        self._all.clear()
         self._idle.clear()
 
     def _idle_connection(self, key: tuple[str, int]) -> _Connection | None:
@@ -276,10 +319,15 @@ class _Connection(asyncio.Protocol):
         self.idle_since = 0.0
         self.lost = False
         self._parser = httptools.HttpResponseParser(self)
+        if _LENIENT:    # what aiohttp's response parser forgives, outside Python's development mode
+            self._parser.set_dangerous_leniencies(lenient_headers=True, lenient_optional_cr_before_lf=True,
+                                                  lenient_spaces_after_chunk_size=True)
         self._response: Response | None = None
         self._head: asyncio.Future[None] | None = None
         self._names: list[tuple[str, str]] = []
         self._complete = False
+        self._stray = False         # bytes after the reply: the connection is not used again
+        self.status_seen = False    # the reply's status line was read: an HTTP server answered
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
@@ -293,9 +341,16 @@ class _Connection(asyncio.Protocol):
         self._head = head = response.pool.loop.create_future()
         self._names = []
         self._complete = False
+        self.status_seen = False
         assert self.transport is not None
         self.transport.write(data)
         await head
+
+    def abort(self) -> None:
+        """Closed while a call may wait for its reply's head: the call ends as if the server had closed it."""
+        if self._response is not None and not self._complete and not self._head_done():
+            self._fail(Disconnected())
+        self.close()
 
     def close(self) -> None:
         """Closed by its side: whatever arrives or breaks after is no one's to hear."""
@@ -314,9 +369,15 @@ class _Connection(asyncio.Protocol):
         try:
             self._parser.feed_data(data)
         except httptools.HttpParserUpgrade:
-            self._fail(NotHttp("Upgrade is not supported"))
+            self._fail(NotHttp("Upgrade is not supported", self.status_seen))
         except httptools.HttpParserError as exc:
-            self._fail(NotHttp(str(exc)) if not self._head_done() else CutShort(str(exc)))
+            reason = str(exc.__context__ or exc) if isinstance(exc, httptools.HttpParserCallbackError) else str(exc)
+            if self._stray:
+                self.close()
+            else:
+                self._fail(NotHttp(reason, self.status_seen) if not self._head_done() else CutShort(reason))
+        if self._stray:
+            self.close()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.lost = True
@@ -334,10 +395,24 @@ class _Connection(asyncio.Protocol):
         self._fail(CutShort(str(exc or "connection closed mid-body")))
 
     # httptools callbacks
+    def on_message_begin(self) -> None:
+        if self._complete:      # a second reply, or bytes that would start one: never the next call's
+            self._stray = True
+
+    def on_status(self, status: bytes) -> None:
+        self.status_seen = True
+
     def on_header(self, name: bytes, value: bytes) -> None:
+        if self._stray:
+            return
+        if b"\x00" in value:   # llhttp, lenient, lets it through; aiohttp does not
+            raise ValueError("Invalid header value char")
+        value = value.rstrip(b" \t")     # llhttp strips the whitespace before a value, aiohttp the one after too
         self._names.append((name.decode("utf-8", "surrogateescape"), value.decode("utf-8", "surrogateescape")))
 
     def on_headers_complete(self) -> None:
+        if self._stray:
+            return
         status = self._parser.get_status_code()
         if 100 <= status < 200:         # an interim reply (100 Continue): the real one follows
             self._names = []
@@ -349,11 +424,11 @@ class _Connection(asyncio.Protocol):
             self._head.set_result(None)
 
     def on_body(self, body: bytes) -> None:
-        if self._response is not None:
+        if self._response is not None and not self._stray:
             self._response.content.feed(body)
 
     def on_message_complete(self) -> None:
-        if self._head_done():
+        if self._head_done() and not self._stray:
             self._done()
 
     def _head_done(self) -> bool:
@@ -398,7 +473,8 @@ class Response:
         encoding = headers.get("Content-Encoding", "").strip().lower()
         if encoding in ("gzip", "deflate"):
             self.content.decode_as(encoding)
-        self.chunked = "chunked" in headers.get("Transfer-Encoding", "").lower()
+        codings = headers.get("Transfer-Encoding", "").lower().split(",")
+        self.chunked = codings[-1].strip() == "chunked"     # only a last `chunked` frames the body
         self.till_closed = not self.chunked and "Content-Length" not in headers and status not in _NO_BODY
         if self.till_closed:
             self._keep_alive = False
@@ -527,11 +603,16 @@ class Body:
             if self._eof:
                 return b""
             await self._wait()
-        first = self._chunks.popleft()
-        if len(first) > n:
-            self._chunks.appendleft(first[n:])
-            first = first[:n]
-        return first
+        taken: list[bytes] = []
+        size = 0
+        while self._chunks and size < n:     # what has arrived, up to n bytes, as aiohttp's StreamReader gives it
+            chunk = self._chunks.popleft()
+            if size + len(chunk) > n:
+                self._chunks.appendleft(chunk[n - size:])
+                chunk = chunk[:n - size]
+            taken.append(chunk)
+            size += len(chunk)
+        return taken[0] if len(taken) == 1 else b"".join(taken)
 
     async def iter_any(self) -> AsyncIterator[bytes]:
         """Each chunk as it arrives, to the end."""

@@ -133,19 +133,25 @@ class HttpTransport:
             return None
         return target
 
-    async def _short_way(self, method: str, head: loopback.Head, data: bytes) -> Any:
-        """The reply over the short way, or None when aiohttp is to send the request: no connection could be
-        opened (aiohttp says why), the reply's head is not HTTP as llhttp reads it strictly (aiohttp reads it its
-        own way, and words what it cannot read), or the reply is a redirect (aiohttp follows it)."""
+    async def _short_way(self, method: str, head: loopback.Head, data: bytes, shown: str) -> tuple[Any, str | None]:
+        """The reply over the short way; or None and the URL aiohttp is to send the request to: no connection
+        could be opened (aiohttp says why), the other end does not speak HTTP (aiohttp words what it got), or the
+        reply is a redirect aiohttp would follow with the request (aiohttp follows it from where it points)."""
         pool = self._loopback = loopback.Pool.of_this_loop(self._loopback, self._pool_size, CONNECT_TIMEOUT)
         try:
             response = await pool.request(head.target, method, head.bytes_for(data))
-        except loopback.NotHttp:
-            return None
-        if response is not None and response.status in loopback.REDIRECTS and "Location" in response.headers:
-            response.close()
-            return None
-        return response
+        except loopback.NotHttp as exc:
+            if exc.status_seen:
+                raise
+            return None, None
+        if response is None or response.status not in loopback.REDIRECTS or "Location" not in response.headers:
+            return response, None
+        where = str(head.target.url.join(URL(response.headers["Location"])))
+        response.close()
+        if method != "GET" and (response.status == 303 or (response.status in (301, 302) and method == "POST")):
+            # aiohttp would follow it as a GET without the body, which `_through_aiohttp` refuses: said at once
+            return _redirected(shown, method, response.status, where, "GET"), None
+        return None, where
 
     def send(self, url: str, body: Any, headers: Mapping[str, str], deadline: float | None,
              method: str = "POST") -> _Sending:
@@ -165,12 +171,14 @@ class HttpTransport:
         while True:
             attempts += 1
             head = self._head(method, url, headers)
+            response, elsewhere = None, url
             try:
-                response = await self._short_way(method, head, data) if head is not None else None
+                if head is not None:
+                    response, elsewhere = await self._short_way(method, head, data, shown)
             except loopback.Fault as exc:
                 outcome: Any = _short_way_fault(exc, shown)
             else:
-                outcome = response or await self._through_aiohttp(url, method, data, headers, shown, attempts)
+                outcome = response or await self._through_aiohttp(elsewhere or url, method, data, headers, shown)
             if isinstance(outcome, _Fault):
                 fault = outcome
             elif outcome.status < 400:
@@ -184,8 +192,8 @@ class HttpTransport:
                 raise fault.error(attempts, deadline_near=True)
             await asyncio.sleep(delay)
 
-    async def _through_aiohttp(self, url: str, method: str, data: bytes, headers: Mapping[str, str], shown: str,
-                               attempts: int) -> Any:
+    async def _through_aiohttp(self, url: str, method: str, data: bytes, headers: Mapping[str, str],
+                               shown: str) -> Any:
         """One attempt through aiohttp: its response, or the _Fault it came to."""
         aiohttp = _aiohttp()
         proxy, proxy_auth = self._proxy(url)
@@ -203,9 +211,7 @@ class HttpTransport:
             return _connection_fault(exc, shown)
         if response.history and response.method != method:     # a 301/302/303 turned the POST into a GET
             response.release()
-            raise _Fault(f"{shown} redirected the {method} (HTTP {response.history[0].status}) to "
-                         f"{display_url(str(response.url))} as a {response.method}, without its body: set "
-                         "the agent's URL to where it points", "agent", retryable=False).error(attempts)
+            return _redirected(shown, method, response.history[0].status, str(response.url), response.method)
         return response
 
     async def aclose(self) -> None:
@@ -303,8 +309,10 @@ def _short_way_fault(exc: loopback.Fault, shown: str) -> _Fault:
     """What the short way's fault says, in the words of aiohttp's (`_connection_fault`)."""
     if isinstance(exc, loopback.Disconnected):
         return _disconnected(shown)
-    assert isinstance(exc, loopback.Broken), exc      # the rest come while the body is read (`_broken_reply`)
-    return _failed(shown, exc.os_error)
+    if isinstance(exc, loopback.Broken):
+        return _failed(shown, exc.os_error)
+    assert isinstance(exc, loopback.NotHttp), exc     # the rest come while the body is read (`_broken_reply`)
+    return _invalid(shown, _said(str(exc)))
 
 
 def _disconnected(shown: str) -> _Fault:
@@ -313,6 +321,15 @@ def _disconnected(shown: str) -> _Fault:
 
 def _failed(shown: str, error: BaseException) -> _Fault:
     return _Fault(f"connection to {shown} failed: {_reason(error)}", "infra", retryable=True)
+
+
+def _redirected(shown: str, method: str, status: int, where: str, became: str) -> _Fault:
+    return _Fault(f"{shown} redirected the {method} (HTTP {status}) to {display_url(where)} as a {became}, without "
+                  "its body: set the agent's URL to where it points", "agent", retryable=False)
+
+
+def _invalid(shown: str, said: str) -> _Fault:
+    return _Fault(f"invalid HTTP reply from {shown}: {said}", "agent", retryable=False)
 
 
 def _connection_fault(exc: aiohttp.ClientError, shown: str) -> _Fault:
@@ -334,7 +351,7 @@ def _connection_fault(exc: aiohttp.ClientError, shown: str) -> _Fault:
         return _disconnected(shown)
     if isinstance(exc, aiohttp.ClientOSError):
         return _failed(shown, exc)
-    return _Fault(f"invalid HTTP reply from {shown}: {_describe(exc)}", "agent", retryable=False)
+    return _invalid(shown, _describe(exc))
 
 
 async def _status_fault(response: aiohttp.ClientResponse, shown: str) -> _Fault:
