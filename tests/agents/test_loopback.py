@@ -437,3 +437,19 @@ def test_an_idempotent_call_on_a_dropped_idle_connection_goes_again(way: str) ->
             return [first[2], second[2], server.connections]
 
     assert asyncio.run(run()) == [b"ok", b"ok", 2]
+
+
+def test_a_compressed_body_that_stops_short_is_a_broken_reply() -> None:
+    """aiohttp reads an empty body here; the short way says the reply broke (and no data is lost silently)."""
+    packed = gzip.compress(b"x" * 5000)[:-20]
+
+    async def handle(head: bytes, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        head_lines = b"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: %d\r\n\r\n" % len(packed)
+        writer.write(head_lines + packed)
+
+    async def run() -> str:
+        async with Raw(handle) as server:
+            return (await verdict(call(server.url()))).replace(server.url(), "URL")
+
+    assert asyncio.run(run()) == ("connection to URL broke while reading the reply: ClientPayloadError: 400, message: "
+                                  "Can not decode content-encoding: gzip")

@@ -535,40 +535,39 @@ class Body:
 
     def feed(self, data: bytes) -> None:
         self.total_raw_bytes += len(data)
-        if self._encoding:
-            try:
-                data = self._decompress(data)
-            except zlib.error:
+        self._add(self._decoded(data) if self._encoding else data)
+
+    def finish(self) -> None:
+        if self._error is not None:     # what came could not be decoded: the body has no end to reach
+            return
+        if self._decoder is not None:
+            self._add(self._decoded(b"", last=True))
+            if not self._decoder.eof:       # the compressed stream stops short of its end
                 self.fail(Undecodable(self._encoding))
+            if self._error is not None:
                 return
+        self._eof = True
+        self._wake()
+
+    def _add(self, data: bytes | None) -> None:
         if data:
             self.total_bytes += len(data)
             self._chunks.append(data)
             self._wake()
 
-    def _decompress(self, data: bytes) -> bytes:
+    def _decoded(self, data: bytes, last: bool = False) -> bytes | None:
+        """`data` decompressed (with what the decoder held back, when `last`); None when it does not decode."""
         if self._decoder is None:
             if self._encoding == "gzip":
                 wbits = 16 + zlib.MAX_WBITS
             else:   # deflate: zlib-wrapped as the RFC says, or raw as some servers send it
                 wbits = zlib.MAX_WBITS if data[:1] and data[0] & 0x0F == 8 else -zlib.MAX_WBITS
             self._decoder = zlib.decompressobj(wbits)
-        return self._decoder.decompress(data)
-
-    def finish(self) -> None:
-        if self._error is not None:     # what came could not be decoded: the body has no end to reach
-            return
-        if self._decoder is not None:
-            try:
-                tail = self._decoder.flush()
-            except zlib.error:
-                self.fail(Undecodable(self._encoding))
-                return
-            if tail:
-                self.total_bytes += len(tail)
-                self._chunks.append(tail)
-        self._eof = True
-        self._wake()
+        try:
+            return self._decoder.flush() if last else self._decoder.decompress(data)
+        except zlib.error:
+            self.fail(Undecodable(self._encoding))
+            return None
 
     def fail(self, error: BaseException) -> None:
         if not self._eof and self._error is None:
