@@ -171,7 +171,8 @@ class HttpTransport:
         while True:
             attempts += 1
             head = self._head(method, url, headers)
-            response, elsewhere = None, url
+            response: Any = None
+            elsewhere: str | None = None    # where aiohttp is to send it instead, when not to `url`
             try:
                 if head is not None:
                     response, elsewhere = await self._short_way(method, head, data, shown)
@@ -426,8 +427,8 @@ def _describe(exc: BaseException) -> str:
     aiohttp = _loaded_aiohttp()
     if aiohttp is not None and isinstance(exc, aiohttp.ClientResponseError) and exc.message:
         return _said(str(exc.message))
-    text = " ".join(str(exc).split())
-    return mask(without_user_info(f"{type(exc).__name__}: {text}" if text else type(exc).__name__))
+    text = str(exc)
+    return _said(f"{type(exc).__name__}: {text}" if text.strip() else type(exc).__name__)
 
 
 def _said(message: str) -> str:
