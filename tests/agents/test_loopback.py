@@ -281,11 +281,23 @@ async def _bad_length(head: bytes, reader: asyncio.StreamReader, writer: asyncio
     writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2, 2\r\n\r\nok")
 
 
+async def _nul_in_a_header(head: bytes, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    writer.write(b"HTTP/1.1 200\r\nX-Bad: a\x00b\r\nContent-Length: 2\r\n\r\nok")     # no reason phrase
+
+
+async def _redirect_to_no_url(head: bytes, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    writer.write(b"HTTP/1.1 302 Found\r\nLocation: http://[::1\r\nContent-Length: 0\r\n\r\n")
+
+
 FAULTS: dict[str, tuple[Handler, str]] = {
     "error body in chunks": (_chunked_error, "HTTP 500 from URL: model overloaded"),
     "a second reply after the first": (_two_replies, "HTTP 500 from URL: boom"),
     "a 303 to a POST": (_see_other, "URL redirected the POST (HTTP 303) to URL2 as a GET, without its body"),
     "a bad Content-Length": (_bad_length, "invalid HTTP reply from URL: Invalid character in Content-Length"),
+    "a NUL in a header": (_nul_in_a_header, "invalid HTTP reply from URL: "),
+    "a redirect to no URL": (_redirect_to_no_url, "invalid HTTP reply from URL: InvalidUrlRedirectClientError: "
+                                                  "http://[::1 - Server attempted redirecting to a location that "
+                                                  "does not look like a URL"),
     "corrupt gzip": (_corrupt_gzip, "broke while reading the reply: ClientPayloadError: 400, message: Can not "
                                     "decode content-encoding: gzip"),
     "cut off": (reply(b'{"a": 1', length=40), "was cut off after 7 bytes of 40 (connection closed mid-body)"),
@@ -296,22 +308,30 @@ FAULTS: dict[str, tuple[Handler, str]] = {
 }
 
 
+WORDED_BY_LLHTTP = ("a bad Content-Length", "a NUL in a header")
+
+
 @pytest.mark.parametrize("fault", list(FAULTS))
 def test_each_fault_is_the_verdict_aiohttp_gives(fault: str) -> None:
     handler, said = FAULTS[fault]
 
     async def run() -> tuple[str, int]:
         async with Raw(handler) as server:
-            message = await verdict(call(server.url()))
+            client = HttpTransport(pool_size=1, retries=0)
+            try:    # twice through a pool of one: a fault leaves its connection's place free
+                messages = [await verdict(call(server.url(), client=client)) for _ in range(2)]
+            finally:
+                await client.aclose()
+            assert messages[0] == messages[1]
             asked = sum(head.startswith(b"POST /chat ") for head in server.heads)
-            return message.replace(server.url("/elsewhere"), "URL2").replace(server.url(), "URL"), asked
+            return messages[0].replace(server.url("/elsewhere"), "URL2").replace(server.url(), "URL"), asked
 
     got = both_ways(run)
     assert said in got["short way"][0], got
     if fault != "not HTTP":     # a server that does not speak HTTP is asked again, by aiohttp, for its words
-        assert got["short way"][1] == 1, got
-    if fault == "a bad Content-Length":     # an HTTP server's malformed head: llhttp's words, without aiohttp's quote
-        assert got["aiohttp"][0].startswith(got["short way"][0] + ":"), got
+        assert got["short way"][1] == 2, got     # once a call
+    if fault in WORDED_BY_LLHTTP:   # an HTTP server's malformed head: llhttp's words, not aiohttp's
+        assert got["aiohttp"][0].startswith("invalid HTTP reply from URL: "), got
     else:
         assert got["short way"][0] == got["aiohttp"][0]
 
@@ -454,3 +474,29 @@ def test_a_compressed_body_that_stops_short_is_a_broken_reply() -> None:
 
     assert asyncio.run(run()) == ("connection to URL broke while reading the reply: ClientPayloadError: 400, message: "
                                   "Can not decode content-encoding: gzip")
+
+
+def test_closing_the_pool_ends_every_call_it_holds() -> None:
+    """One call mid-body, one waiting for its head, one waiting for a connection: aclose() ends each (aiohttp
+    leaves the one mid-body waiting), and leaves no connection open."""
+    async def handle(head: bytes, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        if b"/body " in head:
+            writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc")
+        await asyncio.sleep(30)
+
+    async def run() -> tuple[list[str], int]:
+        async with Raw(handle) as server:
+            client = HttpTransport(pool_size=2, retries=0)
+            calls = [asyncio.ensure_future(verdict(call(server.url(path), client=client)))
+                     for path in ("/body", "/head", "/waits")]
+            await asyncio.sleep(0.2)
+            pool = client._loopback
+            await client.aclose()
+            said = await asyncio.wait_for(asyncio.gather(*calls), 5)
+            assert pool is not None
+            return [message.replace(server.url(""), "") for message in said], len(pool._all)
+
+    said, still_open = asyncio.run(run())
+    assert said == ["the reply from /body was cut off after 3 bytes of 10 (connection closed mid-body)",
+                    "/head closed the connection without a reply", "/waits closed the connection without a reply"]
+    assert still_open == 0

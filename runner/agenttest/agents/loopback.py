@@ -45,6 +45,8 @@ KEEP_ALIVE = 15.0           # seconds an idle connection is kept, as aiohttp's c
 _METHODS = frozenset(("POST", "PUT", "PATCH", "DELETE", "GET"))
 _ACCEPT = (("Accept", "*/*"), ("Accept-Encoding", "gzip, deflate"))    # aiohttp's defaults without brotli
 _NO_BODY = frozenset((204, 304))
+_STATUS_LINE = re.compile(rb"HTTP/\d\.\d \d{3}")     # how an HTTP server's reply begins
+_STATUS_LENGTH = 12
 # aiohttp parses replies leniently but in Python's development mode (its DEBUG)
 _LENIENT = not (sys.flags.dev_mode or (not sys.flags.ignore_environment and os.environ.get("PYTHONASYNCIODEBUG")))
 _FRAMING = frozenset(("content-length", "transfer-encoding", "expect"))   # aiohttp's to honour
@@ -191,6 +193,7 @@ class Pool:
         self._waiters: deque[asyncio.Future[None]] = deque()
         self._idle: dict[tuple[str, int], list[_Connection]] = {}
         self._all: set[_Connection] = set()
+        self.closed = False
 
     @classmethod
     def of_this_loop(cls, pool: Pool | None, limit: int, connect_timeout: float) -> Pool:
@@ -231,6 +234,11 @@ class Pool:
 
     async def close(self) -> None:
         """Close every connection; a call still waiting for its reply's head ends as closed without a reply."""
+        self.closed = True
+        while self._waiters:        # a call waiting for a connection: there will be none
+            waiter = self._waiters.popleft()
+            if not waiter.done():
+                waiter.set_exception(Disconnected())
         if self.loop.is_closed():
             self.abandon()
             return
@@ -275,6 +283,8 @@ class Pool:
         return connection
 
     async def _acquire(self) -> None:
+        if self.closed:
+            raise Disconnected()
         while self._in_use >= self._limit:
             waiter = self.loop.create_future()
             self._waiters.append(waiter)
@@ -299,7 +309,7 @@ class Pool:
 
     def done_with(self, connection: _Connection, key: tuple[str, int], keep: bool) -> None:
         """A response let go of its connection: kept for the next call when `keep`, else closed."""
-        if keep and connection.reusable():
+        if keep and connection.reusable() and not self.closed:
             connection.idle_since = self.loop.time()
             self._idle.setdefault(key, []).append(connection)
         else:
@@ -327,7 +337,8 @@ class _Connection(asyncio.Protocol):
         self._names: list[tuple[str, str]] = []
         self._complete = False
         self._stray = False         # bytes after the reply: the connection is not used again
-        self.status_seen = False    # the reply's status line was read: an HTTP server answered
+        self._start = b""           # the reply's first bytes, until they show a status line or cannot
+        self.status_seen = False    # the reply began with a status line: an HTTP server answered
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
@@ -341,15 +352,17 @@ class _Connection(asyncio.Protocol):
         self._head = head = response.pool.loop.create_future()
         self._names = []
         self._complete = False
+        self._start = b""
         self.status_seen = False
         assert self.transport is not None
         self.transport.write(data)
         await head
 
     def abort(self) -> None:
-        """Closed while a call may wait for its reply's head: the call ends as if the server had closed it."""
-        if self._response is not None and not self._complete and not self._head_done():
-            self._fail(Disconnected())
+        """Closed while a call may wait for its reply: the call ends as if the server had closed the connection
+        (before the head: closed without a reply; within the body: cut off)."""
+        if self._response is not None and not self._complete:
+            self._fail(CutShort("connection closed") if self._head_done() else Disconnected())
         self.close()
 
     def close(self) -> None:
@@ -366,6 +379,9 @@ class _Connection(asyncio.Protocol):
         if self._response is None or self._complete:
             self.close()            # bytes no request asked for: the connection cannot be trusted for another
             return
+        if not self.status_seen and len(self._start) < _STATUS_LENGTH:
+            self._start += data[:_STATUS_LENGTH - len(self._start)]
+            self.status_seen = _STATUS_LINE.match(self._start) is not None
         try:
             self._parser.feed_data(data)
         except httptools.HttpParserUpgrade:
@@ -398,9 +414,6 @@ class _Connection(asyncio.Protocol):
     def on_message_begin(self) -> None:
         if self._complete:      # a second reply, or bytes that would start one: never the next call's
             self._stray = True
-
-    def on_status(self, status: bytes) -> None:
-        self.status_seen = True
 
     def on_header(self, name: bytes, value: bytes) -> None:
         if self._stray:

@@ -146,8 +146,13 @@ class HttpTransport:
             return None, None
         if response is None or response.status not in loopback.REDIRECTS or "Location" not in response.headers:
             return response, None
-        where = str(head.target.url.join(URL(response.headers["Location"])))
         response.close()
+        location = response.headers["Location"]
+        try:
+            where = str(head.target.url.join(URL(location)))
+        except ValueError:      # as aiohttp says it
+            return _invalid(shown, _said(f"InvalidUrlRedirectClientError: {location} - Server attempted redirecting "
+                                         "to a location that does not look like a URL")), None
         if method != "GET" and (response.status == 303 or (response.status in (301, 302) and method == "POST")):
             # aiohttp would follow it as a GET without the body, which `_through_aiohttp` refuses: said at once
             return _redirected(shown, method, response.status, where, "GET"), None
