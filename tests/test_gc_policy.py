@@ -5,6 +5,7 @@ freezing the test process's objects would keep its later garbage alive."""
 
 from __future__ import annotations
 
+import functools
 import json
 import subprocess
 import sys
@@ -93,9 +94,12 @@ print(json.dumps(seen))
 """
 
 
-# The interpreter's own first threshold, which a run puts back: 700 to Python 3.12, 2,000 from 3.13.
-DEFAULT_THRESHOLD = int(subprocess.run([sys.executable, "-c", "import gc; print(gc.get_threshold()[0])"],
-                                       capture_output=True, text=True, check=True).stdout)
+@functools.cache
+def default_threshold() -> int:
+    """A fresh interpreter's first collection threshold, which a run puts back: 700 to Python 3.12, 2,000 from
+    3.13."""
+    return int(subprocess.run([sys.executable, "-c", "import gc; print(gc.get_threshold()[0])"],
+                              capture_output=True, text=True, check=True).stdout)
 
 
 def _probe(script: str, *args: str, cwd: Path | None = None) -> dict:
@@ -111,7 +115,7 @@ def test_a_run_makes_no_collection_while_it_reads_its_suite(tmp_path) -> None:
     counts = _probe(DURING_LOAD, "-i", "s.jsonl", "--dry-run", cwd=tmp_path)
     assert counts["exit"] in (0, None)
     assert counts["while reading"] == 0
-    assert counts["enabled"] is True and counts["threshold"] == DEFAULT_THRESHOLD
+    assert counts["enabled"] is True and counts["threshold"] == default_threshold()
 
 
 def test_the_policy_applies_only_inside_a_run() -> None:
@@ -119,7 +123,7 @@ def test_the_policy_applies_only_inside_a_run() -> None:
         "api: enabled while reading": True, "api: nothing frozen": True,
         "run: threshold": 50_000, "run: enabled while reading": False, "run: enabled after": True,
         "run: read is frozen": True, "run: young count reset": True,
-        "run: a disabled collector stays disabled": True, "after: threshold": DEFAULT_THRESHOLD,
+        "run: a disabled collector stays disabled": True, "after: threshold": default_threshold(),
         "command: enabled": False, "command, run: enabled": True, "command, after the run: enabled": True,
         "after a command: enabled": True,
         "caller disabled, run: enabled": False, "caller disabled, after: enabled": False,

@@ -11,8 +11,9 @@ does it and says what went wrong in the words the transport turns into verdicts:
 - an origin that is not `http://` at a loopback address (or `localhost`), has credentials in its URL, or goes
   through a proxy (`eligible`); a header that cannot be written as it is given;
 - a connection that cannot be opened (`request` returns None): aiohttp opens one and tells why not;
-- a reply whose head llhttp, strict, cannot read (`NotHttp`) or a redirect (`REDIRECTS`): the request is sent
-  again through aiohttp, which reads the one its own way and words what it cannot read, and follows the other.
+- a peer that does not begin its reply with a status line (`NotHttp`, not `status_seen`): it does not speak HTTP,
+  and aiohttp is asked for its words on what came back; a 307 or 308 (`REDIRECTS`): aiohttp sends the request to
+  where it points. No other request is sent twice (the transport, `HttpTransport._short_way`).
 
 What comes back reads as an aiohttp `ClientResponse` reads for the transport's callers: `status`, `headers`,
 `content_type`/`charset`/`content_length`, `read()`, `content.read(n)`, `content.iter_any()`, `release()`,
@@ -233,7 +234,8 @@ class Pool:
         return response
 
     async def close(self) -> None:
-        """Close every connection; a call still waiting for its reply's head ends as closed without a reply."""
+        """Close every connection and take no more calls: one waiting for a connection or for its reply's head ends
+        as closed without a reply, one reading a body as cut off."""
         self.closed = True
         while self._waiters:        # a call waiting for a connection: there will be none
             waiter = self._waiters.popleft()
@@ -388,9 +390,7 @@ class _Connection(asyncio.Protocol):
             self._fail(NotHttp("Upgrade is not supported", self.status_seen))
         except httptools.HttpParserError as exc:
             reason = str(exc.__context__ or exc) if isinstance(exc, httptools.HttpParserCallbackError) else str(exc)
-            if self._stray:
-                self.close()
-            else:
+            if not self._stray:
                 self._fail(NotHttp(reason, self.status_seen) if not self._head_done() else CutShort(reason))
         if self._stray:
             self.close()
@@ -525,8 +525,7 @@ class Response:
     def close(self) -> None:
         connection, self._connection = self._connection, None
         if connection is not None:
-            connection.close()
-            self.pool.done_with(connection, self._key, False)
+            self.pool.done_with(connection, self._key, False)     # closes it
 
 
 class Body:
