@@ -15,7 +15,7 @@ import trustme
 from fakes.processes import assert_dies
 from fakes.server import ScriptedServer, json_reply
 
-from .conftest import ECHO_AGENT, Project, interrupt_cli, run_cli
+from .conftest import ECHO_AGENT, Project, finished_cases, interrupt_cli, run_cli
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -364,6 +364,22 @@ def test_signal_writes_partial_artifacts_and_exits_130(project: Project, signum:
     assert statuses["quick"] == ("passed", None)
     assert statuses["slow2"] == ("skipped", "interrupted")
     assert sorted(log.read_text().split()) == ["slow0:skipped", "slow1:skipped"]
+
+
+def test_a_killed_run_keeps_every_case_that_finished(project: Project) -> None:
+    """SPEC: events.jsonl is flushed as each case finishes, so a run killed outright (no chance to write anything
+    at the end) keeps what finished — the console's lines of those cases too, written before events.jsonl's."""
+    project.suite("suite.jsonl", {"id": "quick", "input": "hi"}, {"id": "second", "input": "there"},
+                  {"id": "stuck", "input": "sleep 100000"})
+    killed = interrupt_cli("-i", "suite.jsonl", "--parallel", "3", cwd=project.root,
+                           ready=lambda: finished_cases(project.root) == {"quick", "second"}, signum=signal.SIGKILL)
+    assert killed.code == -signal.SIGKILL
+    lines = (project.root / "agenttest-results" / "events.jsonl").read_text().splitlines()
+    events = [json.loads(line) for line in lines]        # every line whole
+    assert [(event["type"], event.get("id")) for event in events] == [
+        ("start", None), ("result", "quick"), ("result", "second")]
+    assert "[quick]" in killed.stdout and "[second]" in killed.stdout and "[stuck]" not in killed.stdout
+    assert killed.report_text is None      # nothing was written at the end
 
 
 def test_a_latency_is_shown_in_milliseconds_as_its_message_says_it_in_every_report(project: Project) -> None:

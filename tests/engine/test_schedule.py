@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import time
 import weakref
 
 from agenttest.engine.schedule import Scheduler
@@ -228,3 +229,32 @@ def test_a_report_put_off_that_raises_surfaces_from_run() -> None:
             raise AssertionError("the report's error was lost")
 
     asyncio.run(main())
+
+
+def test_what_is_told_later_is_flushed_each_turn_and_in_a_streak_that_never_waits(monkeypatch) -> None:
+    """The reporters' writes go out together (`flush`) once the loop has told them of what finished in its turn;
+    entries that finish without the loop turning (a replay, an agent that blocks) flush at least every
+    FLUSH_EVERY seconds, and everything is flushed before `run` returns."""
+    monkeypatch.setattr("agenttest.engine.schedule.FLUSH_EVERY", 0.05)
+    told: list[str] = []
+    flushes: list[list[str]] = []
+
+    async def run_one(entry):
+        if entry[1] == "wait":
+            await asyncio.sleep(0.01)
+        else:
+            time.sleep(0.03)        # blocks the loop: no turn until the streak ends
+        return CaseResult(id=entry[0], status="passed")
+
+    def on_finish(result, entry):
+        scheduler.later(told.append, result.id)
+
+    entries = [("w0", "wait"), ("w1", "wait"), *[(f"b{i}", "block") for i in range(6)]]
+    scheduler = Scheduler(entries, run_one, _skipped, parallel=1, on_finish=on_finish,
+                          flush=lambda: flushes.append(list(told)))
+    asyncio.run(scheduler.run())
+    assert told == [entry[0] for entry in entries]
+    assert flushes[0] == ["w0"]        # told and flushed in the turn after it finished (w1 was waiting)
+    streak = [flushed for flushed in flushes if flushed and flushed[-1].startswith("b")]
+    assert 2 <= len(streak) <= 5, flushes        # ~every 0.05 s of a 0.18 s streak: neither each entry nor none
+    assert flushes[-1] == told      # all of it before `run` returned

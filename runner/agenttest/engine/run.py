@@ -325,7 +325,7 @@ def _scheduler(repeats: Repeats, runners: Runners, reporters: Reporters,
         repeats.units(), run_one=lambda unit: run_unit(unit, runners),
         skipped=lambda unit, reason: skipped_result(unit.entry, reason),
         parallel=_parallel(config),
-        on_start=unit_started, on_finish=unit_finished, keep=False)
+        on_start=unit_started, on_finish=unit_finished, keep=False, flush=reporters.flush)
     return scheduler
 
 

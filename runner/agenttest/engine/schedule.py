@@ -4,6 +4,7 @@ interrupts end scheduling; `add` puts more entries up next while the run is on (
 from __future__ import annotations
 
 import asyncio
+import time
 from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Generic, TypeVar
@@ -11,6 +12,7 @@ from typing import Generic, TypeVar
 from ..results import CaseResult
 
 Entry = TypeVar("Entry")
+FLUSH_EVERY = 0.05     # seconds: the longest `flush` waits while entries finish without the loop turning
 
 
 class Scheduler(Generic[Entry]):
@@ -24,12 +26,14 @@ class Scheduler(Generic[Entry]):
 
     `later(call)` — from `on_start` and `on_finish`, for what need not hold up the next request (telling the
     reporters) — calls it once the event loop has run the workers it woke with it, in order, all before `run`
-    returns."""
+    returns. `flush` is called after them (the reporters' writes go out together): at the end of the loop's turn
+    that made them, and at least every FLUSH_EVERY seconds while entries finish without the loop turning."""
 
     def __init__(self, entries: list[Entry], run_one: Callable[[Entry], Awaitable[CaseResult]],
                  skipped: Callable[[Entry, str], CaseResult], parallel: int = 4,
                  on_start: Callable[[Entry], None] | None = None,
-                 on_finish: Callable[[CaseResult, Entry], None] | None = None, keep: bool = True) -> None:
+                 on_finish: Callable[[CaseResult, Entry], None] | None = None, keep: bool = True,
+                 flush: Callable[[], None] | None = None) -> None:
         self._entries: list[Entry | None] = list(entries)       # ours to add to
         self._keep = keep       # False: a finished entry and its result are let go (`on_finish` had them)
         self._run_one = run_one
@@ -47,6 +51,8 @@ class Scheduler(Generic[Entry]):
         self._later_due = False                 # a drain of `_later` is scheduled on the loop
         self._later_failed: BaseException | None = None
         self._drains = 0                        # how many times `_later` was drained
+        self._flush = flush or (lambda: None)
+        self._flushed = 0.0                     # time.monotonic() of the last flush
         self.interrupted = False
 
     @property
@@ -87,6 +93,7 @@ class Scheduler(Generic[Entry]):
                 entry = self._entries[index]
                 self._finished(index, self._skipped(entry, reason), entry)  # type: ignore[arg-type]
         self._drain()
+        self._flushing()
         if self._later_failed is not None:      # our bug in what was put off: let it surface with its traceback
             raise self._later_failed
         return results if self._keep else []  # type: ignore[return-value]
@@ -105,6 +112,15 @@ class Scheduler(Generic[Entry]):
     def _drain_due(self) -> None:
         self._later_due = False
         self._drain()
+        self._flushing()
+
+    def _flushing(self) -> None:
+        self._flushed = time.monotonic()
+        try:
+            self._flush()
+        except Exception as exc:    # as in `_drain`: ours, kept for `run` to raise
+            if self._later_failed is None:
+                self._later_failed = exc
 
     def _drain(self) -> None:
         self._drains += 1
@@ -152,6 +168,8 @@ class Scheduler(Generic[Entry]):
                 self._changed.set()
             if self._drains == drains:      # the loop did not turn since this worker's last entry (a replay, an
                 self._drain()               # agent that never waits): what it put off is told now, in order
+                if time.monotonic() - self._flushed >= FLUSH_EVERY:
+                    self._flushing()
             self._finished(index, result, entry)    # may add entries: before this worker looks for its next one
             drains = self._drains
 

@@ -168,7 +168,14 @@ class Reporter:
         """A case was scheduled and is about to run (an invalid entry too: it becomes an `error` result)."""
 
     def case_finished(self, result: CaseResult) -> None:
-        """A case finished (any status). Cases finish in completion order, not input order."""
+        """A case finished (any status). Cases finish in completion order, not input order. What a reporter
+        writes here may wait in its buffer for `flush`."""
+
+    def flush(self) -> None:
+        """What `case_started` and `case_finished` wrote goes out to its file or stream now. The engine calls it
+        once it has told the reporters of the cases that finished together, before its loop waits again (and at
+        least every 50 ms while cases finish without it waiting: a replay, an agent that never waits), so even a
+        killed run keeps what finished — one write and flush a turn rather than one a case (issue #27)."""
 
     def rechecks_started(self, results: list[CaseResult], limit: int) -> None:
         """After the cases: these, which passed in the baseline and do not now, run again up to `limit` times
@@ -204,6 +211,9 @@ class Reporters:
 
     def case_rechecked(self, result: CaseResult) -> None:
         self._tell("case_rechecked", lambda reporter: reporter.case_rechecked(result))
+
+    def flush(self) -> None:
+        self._tell("flush", lambda reporter: reporter.flush())
 
     def run_finished(self, report: Report) -> None:
         self._tell("run_finished", lambda reporter: reporter.run_finished(report))

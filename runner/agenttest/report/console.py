@@ -18,7 +18,7 @@ from ..cases.model import Case, InvalidCase
 from ..config import RunConfig
 from ..durations import format_duration, format_elapsed
 from ..github.environment import in_github_actions
-from ..github.log import write_line
+from ..github.log import write_line, write_text
 from ..hints import plural
 from ..results import CaseResult
 from ..run_count import repeated
@@ -61,6 +61,7 @@ class ConsoleReporter(Reporter):
         self._live_shown = False
         self._not_run: dict[str, int] = {}
         self._unchecked = 0
+        self._pending: list[str] = []   # what the cases of this turn print, written at once by `flush`
 
     def run_started(self, info: RunInfo) -> None:
         self._total = info.total
@@ -93,9 +94,14 @@ class ConsoleReporter(Reporter):
         if not result.ran:      # counted, and said once in the summary rather than a line per case
             self._not_run[result.error or "not run"] = self._not_run.get(result.error or "not run", 0) + 1
         else:
-            for line in self.case_lines(result):
-                self._line(line)
+            self._pending.extend(f"{mask(line)}\n" for line in self.case_lines(result))
         self._progress()
+
+    def flush(self) -> None:
+        """The lines of the cases that finished this turn, in one write."""
+        if self._pending:
+            text, self._pending = "".join(self._pending), []
+            write_text(self._out, text)
 
     def rechecks_started(self, results: list[CaseResult], limit: int) -> None:
         self._clear_live()
@@ -298,9 +304,8 @@ class ConsoleReporter(Reporter):
 
     def _progress(self) -> None:
         text = f"[Progress: {self._done}/{self._total}, running {self._running}]"
-        if self._live:
-            self._out.write(f"\r\033[K{text}")
-            self._out.flush()
+        if self._live:      # written with the case lines
+            self._pending.append(f"\r\033[K{text}")
             self._live_shown = True
         elif self._running and time.monotonic() - self._last_progress >= PROGRESS_EVERY:
             self._line(text)
@@ -308,7 +313,7 @@ class ConsoleReporter(Reporter):
 
     def _clear_live(self) -> None:
         if self._live_shown:
-            self._out.write("\r\033[K")
+            self._pending.append("\r\033[K")
             self._live_shown = False
 
     def _subheader(self, title: str) -> None:
@@ -321,6 +326,8 @@ class ConsoleReporter(Reporter):
         self._line(f"{self._style('ℹ', 'blue')} {text}")
 
     def _line(self, text: str = "") -> None:
+        if self._pending:       # after what the cases printed
+            self.flush()
         write_line(self._out, mask(text))
 
     def _style(self, text: str, colour: str, bold: bool = False) -> str:

@@ -1,4 +1,5 @@
-"""events.jsonl: one JSON line per event, flushed as it happens, so even a killed run keeps what finished: `start`,
+"""events.jsonl: one JSON line per event, flushed as it happens — the cases that finish together, in one turn of the
+run's loop, with one write (`Reporter.flush`) — so even a killed run keeps what finished: `start`,
 `result` and `stability` per case, `recheck` per case rechecked (`--recheck`), `comparison` (with `--baseline`: the
 regressions and the noise, each with its evidence) and `summary`."""
 
@@ -20,6 +21,7 @@ class EventsWriter(Reporter):
         self.path = path
         self._handle: BinaryIO | None = None
         self._errors = errors or sys.stderr
+        self._unflushed = False         # results written since the last flush
 
     def run_started(self, info: RunInfo) -> None:
         try:
@@ -33,9 +35,18 @@ class EventsWriter(Reporter):
 
     def case_finished(self, result: CaseResult) -> None:
         stamp = now()
-        self._emit({"type": "result", "timestamp": stamp, **result.to_dict()})
+        self._emit({"type": "result", "timestamp": stamp, **result.to_dict()}, flush=False)
         if result.stability is not None:
-            self._emit({"type": "stability", "timestamp": stamp, **result.stability})
+            self._emit({"type": "stability", "timestamp": stamp, **result.stability}, flush=False)
+        self._unflushed = True
+
+    def flush(self) -> None:
+        if self._unflushed and self._handle is not None:
+            self._unflushed = False
+            try:
+                self._handle.flush()
+            except OSError as exc:
+                self._failed(exc)
 
     def case_rechecked(self, result: CaseResult) -> None:
         """What a case's rechecks found (`--recheck`), with the evidence the comparison will give."""
@@ -56,14 +67,21 @@ class EventsWriter(Reporter):
             self._handle.close()
             self._handle = None
 
-    def _emit(self, event: dict) -> None:
-        if self._handle is None:
+    def _emit(self, event: dict, *, flush: bool = True) -> None:
+        handle = self._handle
+        if handle is None:
             return
         try:
-            self._handle.write(json_record(event))
-            self._handle.flush()
-        except OSError as exc:           # a full disk: say it once, stop writing, let the run go on
-            self.problem(f"cannot write {self.path}: {exc.strerror or exc}", self._errors)
-            handle, self._handle = self._handle, None
+            handle.write(json_record(event))
+            if flush:
+                handle.flush()
+        except OSError as exc:
+            self._failed(exc)
+
+    def _failed(self, exc: OSError) -> None:
+        """A full disk: say it once, stop writing, let the run go on."""
+        self.problem(f"cannot write {self.path}: {exc.strerror or exc}", self._errors)
+        handle, self._handle = self._handle, None
+        if handle is not None:
             with contextlib.suppress(OSError):
                 handle.close()
