@@ -57,6 +57,21 @@ def takes_keyword_only(a: Any, *, flag: bool = False) -> tuple[Any, ...]:
 ])
 def test_only_as_many_positional_arguments_as_the_function_takes(func: Callable[..., Any], expected: Any) -> None:
     assert run(call_user(func, 1, 2, 3)) == expected
+    assert run(call_user(func, 1, 2, 3)) == expected       # the second call of a function: what it takes is kept
+
+
+class _Unhashable:
+    """A callable object that cannot be a dict key (it defines __eq__ and no __hash__)."""
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Unhashable)
+
+    def __call__(self, a: Any, b: Any) -> tuple[Any, ...]:
+        return (a, b)
+
+
+def test_a_callable_that_cannot_be_a_key_still_gets_what_it_takes() -> None:
+    assert run(call_user(_Unhashable(), 1, 2, 3)) == (1, 2)
 
 
 def test_coroutine_functions_and_awaitable_results_are_awaited() -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import functools
 import inspect
 import threading
 from collections.abc import Callable
@@ -85,16 +86,27 @@ def _arity(func: Callable[..., Any], available: int) -> int:
     """How many of `available` positional arguments `func` accepts (all of them when it takes *args or hides its
     signature)."""
     try:
+        taken = _positional(func)
+    except TypeError:       # a callable that cannot be a key: looked at each time
+        taken = _positional.__wrapped__(func)
+    return available if taken is None else min(taken, available)
+
+
+@functools.lru_cache(maxsize=256)
+def _positional(func: Callable[..., Any]) -> int | None:
+    """How many positional arguments `func` takes; None for any number (*args, or a signature it hides). Kept for
+    each of the few functions a run calls (an agent is called once a case: inspect.signature took ~20 µs)."""
+    try:
         params = inspect.signature(func).parameters.values()
     except (TypeError, ValueError):
-        return available
+        return None
     count = 0
     for param in params:
         if param.kind == param.VAR_POSITIONAL:
-            return available
+            return None
         if param.kind in (param.POSITIONAL_ONLY, param.POSITIONAL_OR_KEYWORD):
             count += 1
-    return min(count, available)
+    return count
 
 
 def _being_cancelled() -> bool:
