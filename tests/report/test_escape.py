@@ -5,12 +5,13 @@ from __future__ import annotations
 import re
 
 import cmarkgfm
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 from lxml import etree
 
 from agenttest import secrets
 from agenttest.github.commands import command_data, command_property, workflow_command
+from agenttest.report import escape
 from agenttest.report.console import one_line as console_one_line
 from agenttest.report.escape import (
     clean,
@@ -66,6 +67,21 @@ def test_one_line_is_safe_for_a_terminal() -> None:
     assert one_line("x" * 80, 50) == "x" * 49 + "…"
     assert console_one_line(text, 200) == one_line(text) and console_one_line("x" * 80, 50) == "x" * 47 + "..."
     assert console_one_line({"b": 1, "a": "é"}, 80) == '{"a": "é", "b": 1}'
+
+
+@given(st.lists(st.sampled_from(["a", "Z", "0", " ", "  ", "\t", "\n", "\r", "\x1b[31m", "\x07", "\x7f", "é", "\u202e",
+                                 "\ud800", "…", "~", "sk-very-secret", "sk-very"]), max_size=12).map("".join),
+       st.integers(min_value=1, max_value=40))
+@example("a  a", 10).via("a run of spaces")
+@example(" a", 10).via("a leading space")
+@example("a ", 10).via("a trailing space")
+@example("a\tb", 10).via("a tab")
+@example("abcdef", 4).via("longer than the limit")
+@example("key sk-very-secret", 40).via("a secret")
+def test_one_line_takes_a_short_way_for_a_clean_line_and_gives_what_the_long_way_gives(text: str, limit: int) -> None:
+    secrets.register_secret("sk-very-secret")
+    assert one_line(text, limit) == escape._one_line(text, limit, "…")
+    assert one_line(text) == escape._one_line(text, 200, "…")
 
 
 def test_xml_text_is_always_legal_xml() -> None:

@@ -86,6 +86,13 @@ def one_line(value: Any, limit: int = 200, ellipsis: str = "…") -> str:
     """Cleaned text on one line, safe for a terminal: runs of whitespace become one space, escape sequences are
     removed, control characters, bidirectional overrides and lone surrogates shown as `#xNN` (as `xml_text` does);
     cut to `limit` characters, `ellipsis` included."""
+    if type(value) is str and len(value) <= limit and value.isascii() and value.isprintable() \
+            and "  " not in value and value[:1] != " " and value[-1:] != " " and mask(value) is value:
+        return value    # one clean line already (nearly every id, name and input): what `_one_line` gives
+    return _one_line(value, limit, ellipsis)
+
+
+def _one_line(value: Any, limit: int, ellipsis: str) -> str:
     text = _UNPRINTABLE.sub(_visible, " ".join(clean(value, limit * 4).split()))
     return text if len(text) <= limit else text[: limit - len(ellipsis)] + ellipsis
 
