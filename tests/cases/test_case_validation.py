@@ -405,3 +405,26 @@ def test_an_invalid_first_definition_still_claims_its_id(load_text: Callable[...
         "invalid test case: input: expected a string, a message object or an array of messages, got number",
         "invalid test case: duplicate id 'T1' (first defined at tests/suite.jsonl:1)",
     ]
+
+
+def test_cases_that_write_the_same_assertion_share_it(repo: Path, load: Load) -> None:
+    """`{"type": …, "value": "…"}` written the same by many cases is prepared once and shared (one compiled regex,
+    one object: ~110 bytes a case of a 10,000-case suite); any difference — type, value, the suite's directory — is
+    an assertion of its own, and a shared one checks each case's reply as its own would."""
+    regex = {"type": "regex", "value": r"^ok \d+$"}
+    write(repo / "a/s.jsonl", jsonl(*[{"id": f"a{i}", "input": "x", "assert": [regex, {"type": "contains",
+                                                                                          "value": f"{i}"}]}
+                                      for i in range(3)],
+                                    {"id": "other", "input": "x", "assert": [{"type": "regex", "value": "^ok$"}]},
+                                    {"id": "kind", "input": "x", "assert": [{"type": "contains",
+                                                                             "value": r"^ok \d+$"}]}))
+    write(repo / "b/s.jsonl", jsonl({"id": "b0", "input": "x", "assert": [regex]}))
+    cases = {case.id: case for case in load("a/s.jsonl", "b/s.jsonl").cases}
+    assert cases["a0"].assertions[0] is cases["a1"].assertions[0] is cases["a2"].assertions[0]
+    assert len({id(cases[f"a{i}"].assertions[1]) for i in range(3)}) == 3     # values differ
+    assert cases["other"].assertions[0] is not cases["a0"].assertions[0]
+    assert cases["kind"].assertions[0] is not cases["a0"].assertions[0]
+    assert cases["b0"].assertions[0] is not cases["a0"].assertions[0]          # another directory
+    assert cases["a0"].assertions[0] == AssertionSpec(type="regex", value=r"^ok \d+$", base_dir=repo / "a",
+                                                      prepared=cases["a0"].assertions[0].prepared)
+    assert cases["b0"].assertions[0].base_dir == repo / "b"

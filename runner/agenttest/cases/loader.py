@@ -68,6 +68,9 @@ class Checks:
     connectors: Collection[str] | None = None     # the config's connectors (None: no config to check against)
     pinned_at_zero: Collection[str] = ()          # agents whose `params` fix temperature 0: samples would agree
     plain: bool = False     # read entries of the plain shapes without their models (`agenttest validate`: plain.py)
+    # The `{"type": …, "value": "…"}` assertions prepared so far, by what they say and where: one object for all
+    # the cases of a load that write the same one (`_assertion_spec`).
+    shared_specs: dict[tuple[Any, ...], AssertionSpec] = field(default_factory=dict, compare=False, repr=False)
 
 
 def load_suite(inputs: list[str], *, cwd: Path, project_dir: Path | None = None, exclude: Iterable[Path] = (),
@@ -621,10 +624,17 @@ def _assertion_spec(item: Any, place: str, type_place: str, base_dir: Path,
     root = checks.root
     if not isinstance(item, dict):
         return [f"{place}: expected an assertion object, got {json_type(item)}"]
+    shared: tuple[Any, ...] | None = None
     if item.keys() <= _TYPE_AND_VALUE and isinstance(item.get("type", ""), str):
         # Most assertions are `{"type": …, "value": …}`, which AssertionEntry accepts as it is: no model needed.
         kind = item.get("type") or "equals"
-        spec = AssertionSpec(type=_registered(kind), value=_shared(item.get("value")), base_dir=base_dir, root=root)
+        value = item.get("value")
+        if value is None or (type(value) is str and len(value) <= _SHARED_CHARS):
+            shared = (kind, value, "value" in item, base_dir, root, checks.default_judge)
+            found = checks.shared_specs.get(shared)
+            if found is not None:       # the same as another case's, prepared then: nothing changes it after
+                return found
+        spec = AssertionSpec(type=_registered(kind), value=_shared(value), base_dir=base_dir, root=root)
     else:
         written = _assertion_entry(item, place, checks.plain)
         if isinstance(written, list):
@@ -646,6 +656,8 @@ def _assertion_spec(item: Any, place: str, type_place: str, base_dir: Path,
         return [f"{place}.{exc.where.field}: {exc.message}" if exc.where.field else f"{place}: {exc.message}"]
     except Exception as exc:  # a prepare step that breaks on an odd value must not take down the whole load
         return [f"{place}: cannot prepare the {spec.type!r} assertion: {type(exc).__name__}: {exc}"]
+    if shared is not None and len(checks.shared_specs) < _SHARED_VALUES:
+        checks.shared_specs[shared] = spec
     return spec
 
 
