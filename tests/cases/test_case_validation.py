@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -428,3 +429,26 @@ def test_cases_that_write_the_same_assertion_share_it(repo: Path, load: Load) ->
     assert cases["a0"].assertions[0] == AssertionSpec(type="regex", value=r"^ok \d+$", base_dir=repo / "a",
                                                       prepared=cases["a0"].assertions[0].prepared)
     assert cases["b0"].assertions[0].base_dir == repo / "b"
+
+
+def test_a_runs_definition_digest_is_read_with_the_entry_and_is_the_digest_of_its_text(repo: Path) -> None:
+    """A run works each case's definition digest out as its entry is read (`Checks.digests`): the same digest as
+    from the entry's text parsed again (what `validate`, direct input and the Python API's cases still do)."""
+    from agenttest.cases.loader import Checks, load_suite
+    from agenttest.cases.model import definition_of
+
+    entries = [{"id": "a", "input": "héllo ☃", "assert": [{"type": "contains", "value": "h"}], "tags": ["x"]},
+               {"id": "b", "name": "doc only", "input": [{"role": "user", "content": "hi"}], "expected": None,
+                "metadata": {"nested": {"z": 1, "a": [1.5, True, None]}}},
+               {"id": "c", "input": "\ud83d\ude00 \\u", "description": "d", "metadata": {"k": 1e300}}]
+    write(repo / "s.jsonl", jsonl(*entries))
+    read = load_suite(["s.jsonl"], cwd=repo, repo_root=repo, checks=Checks(digests=True)).cases
+    again = load_suite(["s.jsonl"], cwd=repo, repo_root=repo).cases
+    assert [case.digest for case in again] == [None, None, None]
+    assert [case.definition() for case in read] == [case.definition() for case in again] == [
+        definition_of(json.loads(case.written)) for case in again]
+    assert read[0].definition() != read[1].definition()
+    written = {**entries[0], "id": "renamed", "name": "n", "tags": []}      # what only documents it is left out
+    write(repo / "t.jsonl", jsonl(written))
+    assert load_suite(["t.jsonl"], cwd=repo, repo_root=repo, checks=Checks(digests=True)).cases[0].definition() \
+        == read[0].definition()

@@ -38,6 +38,7 @@ from .model import (
     Step,
     Suite,
     UserTurn,
+    definition_of,
 )
 from .plain import PlainAssertion, PlainCase, plain_assertion, plain_case
 from .reader import RawEntry, read_entries, why_no_entries
@@ -71,6 +72,9 @@ class Checks:
     # The `{"type": …, "value": "…"}` assertions prepared so far, by what they say and where: one object for all
     # the cases of a load that write the same one (`_assertion_spec`).
     shared_specs: dict[tuple[Any, ...], AssertionSpec] = field(default_factory=dict, compare=False, repr=False)
+    # Each case's definition digest worked out from its entry as read (a run, which reports it on every result:
+    # cheaper than parsing the entry's text again later); `validate` needs none.
+    digests: bool = False
 
 
 def load_suite(inputs: list[str], *, cwd: Path, project_dir: Path | None = None, exclude: Iterable[Path] = (),
@@ -153,6 +157,8 @@ class _SuiteBuilder:
                                checks=self.checks, warnings=self.suite.warnings, text=raw.text)
         except RecursionError:
             entry = InvalidCase(f"{INVALID}{TOO_DEEP}", id=case_id, file=file, line=raw.line)
+        if self.checks.digests and isinstance(entry, Case):     # from the entry as read, nothing having changed it
+            entry.digest = definition_of(raw.value)
         self.suite.entries.append(entry)
 
 

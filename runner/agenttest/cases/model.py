@@ -112,6 +112,15 @@ _DOCUMENTATION = ("id", "name", "description", "mode", "tags")
 _DEFINITION_TEXT = json.JSONEncoder(sort_keys=True, ensure_ascii=False, default=str)
 
 
+def definition_of(raw: Any) -> str:
+    """`Case.definition` of an entry written as `raw`."""
+    kept = {key: value for key, value in raw.items() if key not in _DOCUMENTATION} if isinstance(raw, dict) else raw
+    text = _DEFINITION_TEXT.encode(kept)
+    import hashlib  # here: loading a suite needs none of it (issue #27)
+
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
 @dataclass(slots=True)
 class Case:
     """One valid test case: standard, or dynamic when it has a `conversation`."""
@@ -143,6 +152,7 @@ class Case:
     source: str | None = None           # the generator input that wrote this case (`agents:…`), if any
     target: str | None = None           # the agent under test, set by the engine (from -n or the suite's path)
     agent_dir: Path | None = None       # that agent's directory, where hooks are looked up after the suite's
+    digest: str | None = None           # `definition()` when worked out as the entry was read (None: not yet)
 
     @property
     def raw(self) -> dict[str, Any]:
@@ -157,13 +167,7 @@ class Case:
     def definition(self) -> str:
         """A digest of what the case does — the entry as written, less its id and what only documents it: a
         baseline's case of the same key and another definition is another case (an id reused)."""
-        raw = self.raw
-        kept = {key: value for key, value in raw.items() if key not in _DOCUMENTATION} if isinstance(raw, dict) \
-            else raw
-        text = _DEFINITION_TEXT.encode(kept)
-        import hashlib  # here: loading a suite needs none of it (issue #27)
-
-        return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+        return self.digest if self.digest is not None else definition_of(self.raw)
 
     def assertion_specs(self) -> list[AssertionSpec]:
         """Every assertion of the case, a conversation's included."""

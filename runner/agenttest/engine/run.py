@@ -112,7 +112,8 @@ async def _run(config: RunConfig, reporting: Reporting) -> RunOutcome:
 def _load(config: RunConfig) -> tuple[Suite, Checks]:
     """Stage load: the suites, read against the config's agents and default helpers. Entries of the plain shapes are
     read without their models, as `validate` reads them (cases/plain.py: the same values)."""
-    checks = replace(checks_for(config.project, config.options.simulator, config.options.judge), plain=True)
+    checks = replace(checks_for(config.project, config.options.simulator, config.options.judge), plain=True,
+                     digests=True)
     with reading():
         suite = load_suite(config.inputs, cwd=config.cwd,
                            project_dir=config.project.directory if config.project.path else None,
