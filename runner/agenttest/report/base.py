@@ -195,16 +195,21 @@ class Reporters:
     def __init__(self, reporters: Iterable[Reporter] = ()) -> None:
         self.reporters = list(reporters)
         self.started = False        # whether the run started (its artifacts are this run's from then on)
+        # The reporters each event of every case reaches: those that listen to it (most let it pass; one that is
+        # no Reporter and has no such method is not told either).
+        self._listening = {event: [reporter for reporter in self.reporters
+                                   if getattr(type(reporter), event, None) not in (None, getattr(Reporter, event))]
+                           for event in ("case_started", "case_finished", "flush")}
 
     def run_started(self, info: RunInfo) -> None:
         self.started = True
         self._tell("run_started", lambda reporter: reporter.run_started(info))
 
     def case_started(self, case: Case | InvalidCase) -> None:
-        self._tell("case_started", lambda reporter: reporter.case_started(case))
+        self._tell("case_started", lambda reporter: reporter.case_started(case), self._listening["case_started"])
 
     def case_finished(self, result: CaseResult) -> None:
-        self._tell("case_finished", lambda reporter: reporter.case_finished(result))
+        self._tell("case_finished", lambda reporter: reporter.case_finished(result), self._listening["case_finished"])
 
     def rechecks_started(self, results: list[CaseResult], limit: int) -> None:
         self._tell("rechecks_started", lambda reporter: reporter.rechecks_started(results, limit))
@@ -213,7 +218,7 @@ class Reporters:
         self._tell("case_rechecked", lambda reporter: reporter.case_rechecked(result))
 
     def flush(self) -> None:
-        self._tell("flush", lambda reporter: reporter.flush())
+        self._tell("flush", lambda reporter: reporter.flush(), self._listening["flush"])
 
     def run_finished(self, report: Report) -> None:
         self._tell("run_finished", lambda reporter: reporter.run_finished(report))
@@ -222,8 +227,8 @@ class Reporters:
         """Whether a reporter could not do its part (an artifact it could not write)."""
         return any(reporter.problems() for reporter in self.reporters)
 
-    def _tell(self, event: str, call: Callable[[Reporter], None]) -> None:
-        for reporter in self.reporters:
+    def _tell(self, event: str, call: Callable[[Reporter], None], reporters: list[Reporter] | None = None) -> None:
+        for reporter in self.reporters if reporters is None else reporters:
             try:
                 call(reporter)
             except Exception as exc:
