@@ -71,23 +71,22 @@ def escape_data(text: str) -> str:
     return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
-def write_lines(stream: TextIO, lines: Iterable[str], *, flush: bool = True) -> None:
-    """Print `lines` to the log in one write (so no other thread's line lands between them), then flush (unless
-    the caller flushes later: the console's case lines, once a turn of the run's loop)."""
-    write_text(stream, "".join(f"{line}\n" for line in lines), flush=flush)
+def write_lines(stream: TextIO, lines: Iterable[str]) -> None:
+    """Print `lines` to the log in one write (so no other thread's line lands between them), then flush."""
+    write_text(stream, "".join(f"{line}\n" for line in lines))
 
 
-def write_text(stream: TextIO, text: str, *, flush: bool = True) -> None:
-    """Print `text` (its own newlines) to the log in one write, then flush unless told not to."""
+def write_text(stream: TextIO, text: str) -> None:
+    """Print `text` (lines with their newlines) to the log in one write, then flush: the console's case lines of a
+    turn of the run's loop."""
     if text:
         stream.write(printable(text, getattr(stream, "encoding", None)))
-        if flush:
-            stream.flush()
+        stream.flush()
 
 
-def write_line(stream: TextIO, line: str, *, flush: bool = True) -> None:
+def write_line(stream: TextIO, line: str) -> None:
     """Print one line to the log: every line agenttest prints outside the console goes through here."""
-    write_lines(stream, [line], flush=flush)
+    write_lines(stream, [line])
 
 
 class GuardedLog:
