@@ -257,14 +257,21 @@ class Reporting:
 
 
 def now() -> str:
-    """The current time as reports write it: RFC 3339 with the local offset (looked up each time: a run may cross a
-    change of summer time). The zone of each offset is built once: `astimezone()` built a new one for every line of
-    events.jsonl."""
-    offset = time.localtime().tm_gmtoff
-    zone = _ZONES.get(offset)
-    if zone is None:
-        zone = _ZONES[offset] = timezone(timedelta(seconds=offset))
-    return datetime.now(zone).isoformat()
+    """The current time as reports write it: RFC 3339 with the local offset, as `datetime.now(zone).isoformat()`
+    writes it (microseconds left out when 0). The text up to the second and the offset are worked out once a second
+    (a run may cross a change of summer time, always at a whole second), the zone of each offset once: events.jsonl
+    stamps every case."""
+    second, micro = divmod(time.time_ns() // 1000, 1_000_000)   # as datetime.now rounds: down
+    if _SECOND[0] != second:
+        offset = time.localtime(second).tm_gmtoff
+        zone = _ZONES.get(offset)
+        if zone is None:
+            zone = _ZONES[offset] = timezone(timedelta(seconds=offset))
+        text = datetime.fromtimestamp(second, zone).isoformat()     # `2026-12-03T09:15:36+00:00`
+        _SECOND[:] = [second, text[:19], text[19:]]
+    _, head, offset_text = _SECOND
+    return f"{head}.{micro:06d}{offset_text}" if micro else f"{head}{offset_text}"
 
 
+_SECOND: list = [None, "", ""]      # the second `now` last wrote: its number, its text, its offset
 _ZONES: dict[int, timezone] = {}
