@@ -64,6 +64,8 @@ class Repeats:
     def finished(self, unit: Unit, result: CaseResult) -> CaseResult | None:
         """Record one run's result; the entry's verdict once its last run is in, else None (under `auto`, also
         when its runs asked for more: see `added`)."""
+        if self.limit is None and self._planned[unit.index] == 1:
+            return result       # a case run once is its own verdict (`case_verdict`), and asks for no more
         runs = self._results.setdefault(unit.index, {})
         runs[unit.run] = result
         planned = self._planned[unit.index]
