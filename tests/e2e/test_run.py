@@ -209,6 +209,21 @@ def test_run_filter_by_regex_and_tag(project: Project) -> None:
     assert none.code == 2 and "no test cases match --run 'nothing-matches'" in none.stderr
 
 
+def test_a_cases_definition_is_the_same_whatever_the_run_selects(project: Project) -> None:
+    """A whole run works each case's definition digest out as the suite is read; one that selects (--run, --shard)
+    works it out as each chosen case runs. Baselines compare them across such runs: they must agree."""
+    project.suite("suite.jsonl", *[{"id": f"c{i}", "input": f"hi {i}", "tags": ["t"] if i % 2 else [],
+                                    "assert": [{"type": "contains", "value": "echo"}]} for i in range(4)])
+
+    def definitions(*args: str) -> dict[str, str]:
+        return {r["id"]: r["definition"] for r in project.run("-i", "suite.jsonl", *args).report["results"]}
+
+    whole = definitions()
+    assert len(whole) == 4 and len(set(whole.values())) == 4
+    assert definitions("--run", "^c[12]$") == {key: whole[key] for key in ("c1", "c2")}
+    assert {**definitions("--shard", "1/2"), **definitions("--shard", "2/2")} == whole
+
+
 def test_a_line_that_is_no_case_is_reported_whatever_run_selects(project: Project) -> None:
     """`--run greets` (the command `init` suggests) on a suite with a broken line: the line has no id to match, so
     it is reported as the error it is rather than left out without a word, as pytest shows a collection error
