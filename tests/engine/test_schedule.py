@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import gc
-import time
 import weakref
+from types import SimpleNamespace
 
 from agenttest.engine.schedule import Scheduler
 from agenttest.results import CaseResult
@@ -234,16 +234,19 @@ def test_a_report_put_off_that_raises_surfaces_from_run() -> None:
 def test_what_is_told_later_is_flushed_each_turn_and_in_a_streak_that_never_waits(monkeypatch) -> None:
     """The reporters' writes go out together (`flush`) once the loop has told them of what finished in its turn;
     entries that finish without the loop turning (a replay, an agent that blocks) flush at least every
-    FLUSH_EVERY seconds, and everything is flushed before `run` returns."""
+    FLUSH_EVERY seconds, and everything is flushed before `run` returns. The scheduler's clock is the test's: each
+    blocking entry takes 0.03 s of it."""
+    clock = [1000.0]
+    monkeypatch.setattr("agenttest.engine.schedule.time", SimpleNamespace(monotonic=lambda: clock[0]))
     monkeypatch.setattr("agenttest.engine.schedule.FLUSH_EVERY", 0.05)
     told: list[str] = []
     flushes: list[list[str]] = []
 
     async def run_one(entry):
         if entry[1] == "wait":
-            await asyncio.sleep(0.01)
+            await asyncio.sleep(0.001)
         else:
-            time.sleep(0.03)        # blocks the loop: no turn until the streak ends
+            clock[0] += 0.03        # a blocking call: no turn of the loop until the streak ends
         return CaseResult(id=entry[0], status="passed")
 
     def on_finish(result, entry):
@@ -254,7 +257,8 @@ def test_what_is_told_later_is_flushed_each_turn_and_in_a_streak_that_never_wait
                           flush=lambda: flushes.append(list(told)))
     asyncio.run(scheduler.run())
     assert told == [entry[0] for entry in entries]
-    assert flushes[0] == ["w0"]        # told and flushed in the turn after it finished (w1 was waiting)
-    streak = [flushed for flushed in flushes if flushed and flushed[-1].startswith("b")]
-    assert 2 <= len(streak) <= 5, flushes        # ~every 0.05 s of a 0.18 s streak: neither each entry nor none
-    assert flushes[-1] == told      # all of it before `run` returned
+    # w0 in the turn after it finished (w1 was waiting). In the streak each entry tells what the one before it put
+    # off, and flushes once 0.05 s have passed since the last flush: at b1 (+0.06 s), b3 (+0.12 s), b5 (+0.18 s).
+    # Then the rest, before `run` returned (the turn the streak had put off, and the end of the run).
+    streak = [["w0", "w1", "b0"], ["w0", "w1", "b0", "b1", "b2"], ["w0", "w1", "b0", "b1", "b2", "b3", "b4"]]
+    assert flushes == [["w0"], *streak, told, told], flushes

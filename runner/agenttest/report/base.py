@@ -261,17 +261,19 @@ def now() -> str:
     writes it (microseconds left out when 0). The text up to the second and the offset are worked out once a second
     (a run may cross a change of summer time, always at a whole second), the zone of each offset once: events.jsonl
     stamps every case."""
+    global _SECOND
     second, micro = divmod(time.time_ns() // 1000, 1_000_000)   # as datetime.now rounds: down
-    if _SECOND[0] != second:
+    known, head, offset_text = _SECOND      # one tuple, read at once: a reporter's thread sees one second's parts
+    if known != second:
         offset = time.localtime(second).tm_gmtoff
         zone = _ZONES.get(offset)
         if zone is None:
             zone = _ZONES[offset] = timezone(timedelta(seconds=offset))
         text = datetime.fromtimestamp(second, zone).isoformat()     # `2026-12-03T09:15:36+00:00`
-        _SECOND[:] = [second, text[:19], text[19:]]
-    _, head, offset_text = _SECOND
+        head, offset_text = text[:19], text[19:]
+        _SECOND = (second, head, offset_text)
     return f"{head}.{micro:06d}{offset_text}" if micro else f"{head}{offset_text}"
 
 
-_SECOND: list = [None, "", ""]      # the second `now` last wrote: its number, its text, its offset
+_SECOND: tuple[int | None, str, str] = (None, "", "")     # the second `now` last wrote: its number, text, offset
 _ZONES: dict[int, timezone] = {}
