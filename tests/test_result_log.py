@@ -7,18 +7,23 @@ results."""
 
 from __future__ import annotations
 
+import copy
 import errno
 import io
 import json
 import os
 import tempfile
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 
 from agenttest.assertions.base import AssertionResult
-from agenttest.files import json_chunks, json_line, json_text
+from agenttest.files import json_chunks, json_line, json_record, json_record_joined, json_text
+from agenttest.report import events
+from agenttest.report.base import RunInfo
 from agenttest.result_log import _SPOOLED, ResultDicts, ResultLog, statuses_and_files
 from agenttest.results import CaseResult
 from agenttest.usage import Usage
@@ -116,6 +121,52 @@ def test_the_artifacts_written_from_the_log_are_those_written_from_the_results()
             assert b"".join(json_chunks(report)) == b"".join(json_chunks(listed))
             assert json_text(report) == json_text(listed) and json_line(report) == json_line(listed)
             assert (SECRET in json_text(report)) is not registered
+
+
+def test_events_jsonl_and_the_log_write_each_result_once_and_alike(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """A result's events.jsonl line joins its `packed` JSON — the bytes the log spools — to the event's own keys:
+    the line is byte for byte the one written from the dict, a secret masked in it, and what JSON cannot write
+    plainly written the dict's way."""
+    monkeypatch.setattr(events, "now", lambda: "2026-12-03T10:00:00.000001+00:00")
+    for registered in ((), (SECRET,)):
+        with fresh_registries(*registered):
+            results = _mixed()
+            path = tmp_path / "events.jsonl"
+            writer = events.EventsWriter(path)
+            writer.run_started(RunInfo(agent_id="a", connector="c", inputs=[], total=len(results), started_at="s"))
+            for result in results:
+                writer.case_finished(result)
+            writer.flush()
+            lines = path.read_bytes().splitlines(keepends=True)[1:]
+            expected = []
+            for result in results:
+                event = {"type": "result", "timestamp": events.now(), **result.to_dict()}
+                expected.append(json_record(event))
+                if result.stability is not None:
+                    expected.append(json_record({"type": "stability", "timestamp": events.now(), **result.stability}))
+            assert lines == expected
+            assert (SECRET.encode() in b"".join(lines)) is not registered
+            joined = [result.id for result in results if result.packed() is not None
+                      and json_record_joined({"type": "result"}, result.packed() or b"") is not None]
+            # joined: every result JSON writes plainly (not 4, 6), but the one holding the secret once registered
+            assert joined == ["c0", "c1", "c2", "c3", "c5", "c7", "c8", *(() if registered else ("c9",))]
+            log = _log(results)
+            spool = log._spool
+            assert spool is not None
+            assert all(bytes(spool.get(index)).endswith(results[index].packed() or b"?")
+                       for index, item in enumerate(log._items) if item is _SPOOLED)
+    placed = _result(0)
+    placed.packed()
+    placed.position = 7         # placed after the run (--shard): its JSON says so, as its dict does
+    assert orjson.loads(placed.packed() or b"") == placed.to_dict() == {**_result(0).to_dict(), "position": 7}
+    rechecked = _result(1)
+    rechecked.packed()
+    rechecked.rechecked({"runs": 2}, Usage())   # what its rechecks found is in its JSON from then on
+    assert orjson.loads(rechecked.packed() or b"")["recheck"] == {"runs": 2}
+    changed = copy.copy(rechecked)              # a verdict over runs, made from a run's result
+    changed.status = "failed"
+    assert orjson.loads(changed.packed() or b"")["status"] == "failed"
 
 
 class _FullDisk(io.BytesIO):

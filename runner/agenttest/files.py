@@ -252,6 +252,23 @@ def json_record(data: Any) -> bytes:
     return _dumps(data, pretty=False) + b"\n"
 
 
+def json_record_joined(head: dict[str, Any], packed: bytes) -> bytes | None:
+    """`json_record({**head, **value})` for the object `value` whose compact JSON by orjson `packed` is
+    (`CaseResult.packed`), when none of its keys is one of `head`'s: the same bytes, `value` not written again. None
+    when they may hold a secret, or orjson cannot write `head`: write the dict."""
+    try:
+        start = orjson.dumps(head, default=_default, option=_ORJSON)
+    except (orjson.JSONEncodeError, RecursionError):
+        return None
+    if packed == b"{}":
+        joined = start
+    elif start == b"{}":
+        joined = packed
+    else:
+        joined = start[:-1] + b"," + packed[1:]
+    return None if appears_in_json(joined) else joined + b"\n"
+
+
 def _dumps(data: Any, *, pretty: bool) -> bytes:
     """JSON every reader accepts (Node's JSON.parse, jq), with no secret in it.
 

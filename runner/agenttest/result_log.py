@@ -41,7 +41,7 @@ class ResultLog:
         return len(self._items)
 
     def put(self, index: int, result: CaseResult) -> None:
-        packed = _packed(result) if self._spool is not None and result.status == "passed" else None
+        packed = result.packed() if self._spool is not None and result.status == "passed" else None
         usage = orjson.dumps(result.usage.roles) if packed is not None else b""
         if packed is None or len(usage) > 0xFFFF:
             self._items[index] = result
@@ -241,15 +241,3 @@ def _read_at(file: IO[bytes], length: int, offset: int) -> bytes:
     data = file.read(length)
     file.seek(end)
     return data
-
-
-_PACKABLE = orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
-
-
-def _packed(result: CaseResult) -> bytes | None:
-    """The result's report.json shape as JSON that reads back to an equal dict, or None when it would not (a value
-    JSON has no type for, a number wider than 64 bits: report.json writes those its own way)."""
-    try:
-        return orjson.dumps(result.to_dict(), option=_PACKABLE)
-    except (orjson.JSONEncodeError, RecursionError):
-        return None

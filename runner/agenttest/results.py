@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+import orjson
+
 from .assertions.base import AssertionResult
 from .bounds import MAX_STORED_CHARS, is_large, json_safe, stored
 from .usage import Usage
@@ -42,8 +44,10 @@ class CaseResult:
     agent_id: str | None = None                     # the agent under test (one run may test several)
     definition: str | None = None                   # the case's definition digest (`Case.definition`)
     recheck: dict[str, Any] | None = None           # --recheck: the runs after the cases (engine.rechecks)
-    # Once bound the result is final: its JSON shape is built once, for events.jsonl and again for report.json.
+    # Once bound the result is final: its JSON shape is built once, for events.jsonl and again for report.json, and
+    # written once as JSON (`packed`), for events.jsonl and the run's result log.
     _shape: dict[str, Any] | None = field(default=None, init=False, repr=False, compare=False)
+    _packed: bytes | None = field(default=None, init=False, repr=False, compare=False)   # b"": orjson cannot
     _bound: bool = field(default=False, init=False, repr=False, compare=False)
 
     def bound(self) -> None:
@@ -66,20 +70,20 @@ class CaseResult:
             value = getattr(self, name)
             if value:
                 setattr(self, name, json_safe(value, cap=MAX_STORED_CHARS))
-        self._bound, self._shape = True, None
+        self._bound, self._shape, self._packed = True, None, None
 
     def rechecked(self, record: dict[str, Any], usage: Usage) -> None:
         """Keep what the case's rechecks found (`record`) and count what they used: its JSON shape is built anew."""
         self.recheck = record
         self.usage = Usage.total([self.usage, usage])
-        self._shape = None
+        self._shape = self._packed = None
 
     def __copy__(self) -> CaseResult:
         """A copy to change (a verdict over runs): its JSON shape is built anew."""
         copied = CaseResult.__new__(CaseResult)
         for name in CaseResult.__slots__:
             setattr(copied, name, getattr(self, name))
-        copied._shape = None
+        copied._shape = copied._packed = None
         return copied
 
     @property
@@ -96,6 +100,21 @@ class CaseResult:
             if self._bound:
                 self._shape = shape
         return shape if self.position is None else {**shape, "position": self.position}
+
+    def packed(self) -> bytes | None:
+        """`to_dict()` as compact JSON (orjson's) that reads back to an equal dict, or None when it would not: a value
+        JSON has no type for, a number wider than 64 bits (the artifacts write those their own way). Written once
+        when the result is final (`bound`) and has no `position` yet: events.jsonl and the run's result log store the
+        same bytes."""
+        packed = self._packed if self.position is None else None
+        if packed is None:
+            try:
+                packed = orjson.dumps(self.to_dict(), option=_PACKABLE)
+            except (orjson.JSONEncodeError, RecursionError):
+                packed = b""
+            if self._bound and self.position is None:
+                self._packed = packed
+        return packed or None
 
     def _to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"id": self.id}
@@ -141,6 +160,10 @@ class CaseResult:
         if not self.ran:
             out["ran"] = False
         return out
+
+
+# What the JSON of a result may hold: a dataclass or a datetime has no JSON type and makes `packed` None.
+_PACKABLE = orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
 
 
 @dataclass

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import BinaryIO, TextIO
 
 from ..analysis import recheck_decision
-from ..files import json_record
+from ..files import json_record, json_record_joined
 from ..results import CaseResult
 from .base import Report, Reporter, RunInfo, now
 
@@ -35,7 +35,12 @@ class EventsWriter(Reporter):
 
     def case_finished(self, result: CaseResult) -> None:
         stamp = now()
-        self._emit({"type": "result", "timestamp": stamp, **result.to_dict()}, flush=False)
+        packed = result.packed()         # its JSON, written once for this line and the run's result log
+        line = json_record_joined({"type": "result", "timestamp": stamp}, packed) if packed is not None else None
+        if line is not None:
+            self._write(line, flush=False)
+        else:
+            self._emit({"type": "result", "timestamp": stamp, **result.to_dict()}, flush=False)
         if result.stability is not None:
             self._emit({"type": "stability", "timestamp": stamp, **result.stability}, flush=False)
         self._unflushed = True
@@ -68,11 +73,15 @@ class EventsWriter(Reporter):
             self._handle = None
 
     def _emit(self, event: dict, *, flush: bool = True) -> None:
+        if self._handle is not None:
+            self._write(json_record(event), flush=flush)
+
+    def _write(self, line: bytes, *, flush: bool = True) -> None:
         handle = self._handle
         if handle is None:
             return
         try:
-            handle.write(json_record(event))
+            handle.write(line)
             if flush:
                 handle.flush()
         except OSError as exc:
