@@ -84,6 +84,20 @@ def test_one_line_takes_a_short_way_for_a_clean_line_and_gives_what_the_long_way
     assert one_line(text) == escape._one_line(text, 200, "…")
 
 
+@given(st.lists(st.sampled_from(["a", "Z", "0", " ", "\t", "\n", "\r", "\x1b[31m", "\x07", "\x7f", "\x9b", "é", "<",
+                                 "&", "\ud800", "\ufffe", "~", "sk-very-secret", "sk-very"]), max_size=12).map("".join))
+@example("c1").via("an id")
+@example("a\tb").via("a tab")
+@example("a\x1b[31mb").via("an escape sequence")
+@example("é").via("beyond ASCII")
+@example("key sk-very-secret").via("a secret")
+def test_xml_text_takes_a_short_way_for_printable_ascii_and_gives_what_the_long_way_gives(text: str) -> None:
+    secrets.register_secret("sk-very-secret")
+    assert xml_text(text) == escape._xml_text(text)
+    for value in (None, 12, {"b": [1, "é"]}, True):
+        assert xml_text(value) == escape._xml_text(value)
+
+
 def test_xml_text_is_always_legal_xml() -> None:
     value = "".join(chr(c) for c in range(0, 0x250)) + "\ud800\udfff\ufffe\uffff\U0001f600"
     text = xml_text(value)

@@ -90,7 +90,7 @@ def _document(report: Mapping[str, Any], links: SourceLinks) -> dict[str, Any]:
 def _test(result: Mapping[str, Any], links: SourceLinks, change: dict[str, Any] | None = None) -> dict[str, Any]:
     status = str(result.get("status"))
     test: dict[str, Any] = {
-        "name": xml_text(case_title(dict(result))) or "?",
+        "name": xml_text(case_title(result)) or "?",
         "status": _STATUS.get(status, "other"),
         "duration": int(result.get("duration_ms") or 0),
         "rawStatus": status,

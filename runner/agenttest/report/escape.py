@@ -108,6 +108,12 @@ def xml_text(value: Any) -> str:
     """A string every XML 1.0 writer accepts: cleaned, and each illegal character replaced by its visible `#xNN`
     form (pytest's `bin_xml_escape`). `& < > "` are escaped by `xml_content` and `xml_attribute`, or by a
     serializer."""
+    if type(value) is str and value.isascii() and value.isprintable() and mask(value) is value:
+        return value    # characters from space to `~` and no secret (nearly every id, name): what `_xml_text` gives
+    return _xml_text(value)
+
+
+def _xml_text(value: Any) -> str:
     text = clean(value)
     if text.isascii() and text.isprintable():         # only characters from space to `~`: all legal
         return text

@@ -129,7 +129,7 @@ def failure_type(result: dict[str, Any]) -> str:
     return str(result.get("error_kind") or "error")
 
 
-def case_title(result: dict[str, Any]) -> str:
+def case_title(result: Mapping[str, Any]) -> str:
     """`ID: name`, or the id alone."""
     name = result.get("name")
     return one_line(f"{result.get('id')}: {name}" if name else result.get("id"), 300)
