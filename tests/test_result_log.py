@@ -156,6 +156,8 @@ def test_events_jsonl_and_the_log_write_each_result_once_and_alike(tmp_path: Pat
             assert spool is not None
             assert all(bytes(spool.get(index)).endswith(results[index].packed() or b"?")
                        for index, item in enumerate(log._items) if item is _SPOOLED)
+            kept = [item for item in _log(results, lean=False)._items if isinstance(item, CaseResult)]
+            assert len(kept) == 10 and all(item._packed is None for item in kept)   # held whole, without its JSON
     placed = _result(0)
     placed.packed()
     placed.position = 7         # placed after the run (--shard): its JSON says so, as its dict does

@@ -45,6 +45,7 @@ class ResultLog:
         usage = orjson.dumps(result.usage.roles) if packed is not None else b""
         if packed is None or len(usage) > 0xFFFF:
             self._items[index] = result
+            result.let_go_of_packed()
             return
         if self._spool.put(index, usage + packed):  # type: ignore[union-attr]
             self._items[index] = _SPOOLED

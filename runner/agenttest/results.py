@@ -116,6 +116,11 @@ class CaseResult:
                 self._packed = packed
         return packed or None
 
+    def let_go_of_packed(self) -> None:
+        """Drop the JSON `packed` keeps, once events.jsonl and the result log have it: a result kept whole (a failure,
+        or every result of a run that needs them after the cases) does not hold it for the rest of the run."""
+        self._packed = None
+
     def _to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"id": self.id}
         if self.name:
