@@ -3,6 +3,7 @@ JSON, plain text or server-sent events back, and every fault as a verdict."""
 
 from __future__ import annotations
 
+import base64
 import json
 import socket
 from pathlib import Path
@@ -263,6 +264,22 @@ def test_proxy_from_the_environment_is_used(server: ScriptedServer, tmp_path: Pa
     assert [r.content for r in responses] == ["via proxy", "again"]
     assert len(server.requests) == 2
     assert server.headers[0]["Proxy-Authorization"] == "Basic cHU6cHc="        # pu:pw, as the proxy needs it
+
+
+def test_proxy_credentials_reach_the_proxy_as_written_without_a_deprecated_parameter(
+        server: ScriptedServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        recwarn: pytest.WarningsRecorder) -> None:
+    """A user name and password with characters URLs escape (`@ : / %`) reach the proxy as the environment spells
+    them, carried in the proxy's URL (aiohttp 3.14 deprecates `proxy_auth`, and warns of it)."""
+    for name in ("NO_PROXY", "no_proxy", "http_proxy", "HTTPS_PROXY", "https_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    proxy = server.endpoint.rsplit("/", 1)[0].replace("http://", "http://p%40u:p%3Aw%2F%25@")
+    monkeypatch.setenv("HTTP_PROXY", proxy)
+    server.enqueue(json_reply({"content": "via proxy"}))
+    [response] = call(make_agent("http", tmp_path, url="http://agent.invalid/chat", retries=0), request("one"))
+    assert response.content == "via proxy"
+    assert server.headers[0]["Proxy-Authorization"] == "Basic " + base64.b64encode(b"p@u:p:w/%").decode()
+    assert not [w for w in recwarn if issubclass(w.category, DeprecationWarning)]
 
 
 def test_a_proxy_out_of_reach_is_named_not_the_agent(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -5,6 +5,7 @@ one GitHubError whose message says what was asked and why it failed."""
 from __future__ import annotations
 
 import asyncio
+import base64
 import socket
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
@@ -226,6 +227,21 @@ def test_a_reply_that_is_not_json_is_a_bad_reply(github_api: FakeGitHub, client:
     error = failure(client(), lambda c: c.get(COMMENTS))
     assert error.kind == "bad_reply"
     assert error.message == f"GET {COMMENTS}: the reply is not JSON (<html>maintenance</html>)"
+
+
+def test_a_proxy_from_the_environment_gets_its_credentials(client: Client, monkeypatch: pytest.MonkeyPatch,
+                                                          recwarn: pytest.WarningsRecorder) -> None:
+    """HTTP_PROXY is honoured, its user and password sent to the proxy (in its URL: aiohttp 3.14 deprecates
+    `proxy_auth`, and warns of it)."""
+    for name in ("NO_PROXY", "no_proxy", "http_proxy", "HTTPS_PROXY", "https_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    with ScriptedServer("/{tail:.*}", default=json_reply([{"body": "via proxy"}])) as proxy:
+        monkeypatch.setenv("HTTP_PROXY", proxy.url().replace("http://", "http://pu%40x:pw@"))
+        pages = using(client(api_url="http://api.github.invalid"), every_page)
+    assert [c["body"] for c in pages[0]] == ["via proxy"]
+    assert proxy.headers[0]["Proxy-Authorization"] == "Basic " + base64.b64encode(b"pu@x:pw").decode()
+    assert proxy.headers[0]["Authorization"] == f"Bearer {TOKEN}"      # the token still goes to the API
+    assert not [w for w in recwarn if issubclass(w.category, DeprecationWarning)]
 
 
 def test_github_enterprise_server_is_reached_through_its_api_url(client: Client) -> None:

@@ -17,6 +17,10 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import cache
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from yarl import URL
 
 _LOCATIONS = ("SSL_CERT_FILE", "SSL_CERT_DIR")    # read by OpenSSL when a context loads its default paths
 
@@ -43,7 +47,19 @@ def _no_certificate_locations() -> Iterator[None]:
 with _no_certificate_locations():   # a no-op when aiohttp was imported already (by a python agent, say)
     import aiohttp
 
-__all__ = ["aiohttp", "tls_context"]
+__all__ = ["aiohttp", "env_proxy", "tls_context"]
+
+
+def env_proxy(url: URL) -> URL | None:
+    """The proxy that HTTP(S)_PROXY / NO_PROXY choose for `url`, as curl and requests honour them, its credentials
+    in its URL (`http://user:pass@proxy`): aiohttp sends those as Proxy-Authorization, on the request to the proxy
+    (an http:// URL) or on its CONNECT (https://), as it sends `proxy_auth`'s. aiohttp 3.14 deprecates `proxy_auth`
+    for `proxy_headers`, which reach only a CONNECT: a plain http:// request through the proxy would go without."""
+    try:
+        proxy, auth = aiohttp.helpers.get_env_proxy_for_url(url)
+    except LookupError:
+        return None
+    return proxy.with_user(auth.login).with_password(auth.password) if auth is not None else proxy
 
 
 @cache

@@ -75,8 +75,8 @@ class HttpTransport:
         self._pool_size = pool_size
         self._retries = retries
         self._session: aiohttp.ClientSession | None = None
-        self._proxies: dict[URL, tuple[URL | None, aiohttp.BasicAuth | None]] = {}
-        self._by_url: dict[str, tuple[URL | None, aiohttp.BasicAuth | None]] = {}
+        self._proxies: dict[URL, URL | None] = {}
+        self._by_url: dict[str, URL | None] = {}
         self._loopback: loopback.Pool | None = None
         self._heads: dict[tuple[Any, ...], loopback.Head | None] = {}
         if any(self._target(url) is None for url in urls):
@@ -95,19 +95,16 @@ class HttpTransport:
             )
         return self._session
 
-    def _proxy(self, url: str) -> tuple[URL | None, aiohttp.BasicAuth | None]:
-        """The proxy that HTTP(S)_PROXY / NO_PROXY choose for `url`'s origin, as curl and requests honour them.
-        Kept by the URL too: parsing it again on every call cost ~2 µs of each."""
-        found = self._by_url.get(url)
-        if found is not None:
-            return found
-        aiohttp = _aiohttp()
+    def _proxy(self, url: str) -> URL | None:
+        """The proxy the environment chooses for `url`'s origin (`network.env_proxy`), looked up once per origin,
+        and kept by the URL too: parsing it again on every call cost ~2 µs of each."""
+        if url in self._by_url:
+            return self._by_url[url]
         origin = URL(url).origin()
         if origin not in self._proxies:
-            try:
-                self._proxies[origin] = aiohttp.helpers.get_env_proxy_for_url(origin)
-            except LookupError:
-                self._proxies[origin] = (None, None)
+            from .network import env_proxy
+
+            self._proxies[origin] = env_proxy(origin)
         if len(self._by_url) < 1024:        # an agent's endpoints: a handful of URLs
             self._by_url[url] = self._proxies[origin]
         return self._proxies[origin]
@@ -128,7 +125,7 @@ class HttpTransport:
         """Where the short way would take a call to `url`: None when it does not (`loopback.eligible`), or when the
         environment may name a proxy for it (aiohttp finds which)."""
         target = loopback.eligible(url, resolver_set=RESOLVER is not None)
-        if target is None or (loopback.proxies_possible() and self._proxy(url)[0] is not None):
+        if target is None or (loopback.proxies_possible() and self._proxy(url) is not None):
             return None
         return target
 
@@ -201,15 +198,12 @@ class HttpTransport:
                                shown: str) -> Any:
         """One attempt through aiohttp: its response, or the _Fault it came to."""
         aiohttp = _aiohttp()
-        proxy, proxy_auth = self._proxy(url)
+        proxy = self._proxy(url)
         try:
             from .network import tls_context
 
             tls = tls_context() if url[:6].lower() == "https:" or (proxy and proxy.scheme == "https") else True
-            # `proxy_auth`, though aiohttp 3.14 deprecates it: its `proxy_headers` replacement reaches only a
-            # CONNECT tunnel, so a plain http:// request through the proxy would go without its credentials.
-            response = await self._client().request(method, url, data=data, headers=headers, proxy=proxy,
-                                                    proxy_auth=proxy_auth, ssl=tls)
+            response = await self._client().request(method, url, data=data, headers=headers, proxy=proxy, ssl=tls)
         except aiohttp.ClientProxyConnectionError as exc:    # the proxy, not the agent, is out of reach
             return _connection_fault(exc, f"the proxy {display_url(str(proxy))} for {shown}")
         except aiohttp.ClientError as exc:

@@ -25,7 +25,7 @@ from yarl import URL
 
 from .. import __version__
 from ..agents import transport
-from ..agents.network import aiohttp, tls_context
+from ..agents.network import aiohttp, env_proxy, tls_context
 from ..report.escape import one_line
 from ..secrets import register_secret
 from ..validation import first_error
@@ -182,7 +182,7 @@ class GitHubClient:
                 connector=aiohttp.TCPConnector(limit=4, resolver=resolver),
                 headers={"User-Agent": USER_AGENT},
                 cookie_jar=aiohttp.DummyCookieJar(),     # nothing one host sets reaches another
-                trust_env=False,                         # no ~/.netrc credentials; proxies in `_proxy`
+                trust_env=False,                         # no ~/.netrc credentials; proxies: env_proxy
             )
         return self._session
 
@@ -226,12 +226,12 @@ class GitHubClient:
         if remaining <= 0:
             raise GitHubError("timeout", f"{what}: the run's time for GitHub is up")
         timeout = min(REQUEST_TIMEOUT, remaining)
-        proxy, proxy_auth = _proxy(url)
+        proxy = env_proxy(url)
         with _mapped(what, str(url.origin()), timeout):
             async with self._client().request(
                     method, url, params=params, json=body, headers=self._headers(url, api),
                     allow_redirects=not api, timeout=aiohttp.ClientTimeout(total=timeout), proxy=proxy,
-                    proxy_auth=proxy_auth, ssl=tls_context() if url.scheme == "https" else True) as response:
+                    ssl=tls_context() if url.scheme == "https" else True) as response:
                 return response.status, response.headers.copy(), await _read(response, limit, what)
 
     def _retry_wait(self, error: GitHubError, headers: Mapping[str, str], attempt: int) -> float | None:
@@ -342,11 +342,3 @@ def _parsed_url(text: str, what: str) -> URL:
         return URL(text)
     except (ValueError, TypeError):
         raise GitHubError("bad_reply", f"{what}: {one_line(text, 100)!r} is no URL") from None
-
-
-def _proxy(url: URL) -> tuple[URL | None, aiohttp.BasicAuth | None]:
-    """The proxy that HTTP(S)_PROXY / NO_PROXY choose for `url`, as curl and requests honour them."""
-    try:
-        return aiohttp.helpers.get_env_proxy_for_url(url)
-    except LookupError:
-        return None, None
