@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from agenttest.agents.base import AgentResponse
-from agenttest.assertions import AssertionResult
+from agenttest.assertions import AssertionResult, structured
 from agenttest.assertions.base import json_type
 from agenttest.assertions.structured import compile_path
 from agenttest.errors import SuiteError
@@ -227,6 +227,37 @@ class TestJsonSchema:
         with pytest.raises(SuiteError, match="invalid JSON schema: 'strin' is not valid under any of the given "
                                              "schemas \\(at /properties/a/type\\)"):
             check({"type": "json_schema", "value": {"properties": {"a": {"type": "strin"}}}}, "{}")
+
+    def test_references_are_followed_within_the_schema(self, check: Check) -> None:
+        schema = {"$id": "https://example.test/order.json", "$defs": {"name": {"type": "string"}},
+                  "properties": {"name": {"$ref": "#/$defs/name"}, "item": {"$ref": "item.json"},
+                                 "meta": {"$ref": "https://json-schema.org/draft/2020-12/schema"}},
+                  "items": {"$id": "item.json", "type": "object", "required": ["sku"]},
+                  "const_is_data": {"const": {"$ref": "file:///etc/passwd"}}}
+        assert check({"type": "json_schema", "value": schema},
+                     data({"name": "Ann", "item": {"sku": 1}, "meta": {"type": "string"}})).passed
+        result = check({"type": "json_schema", "value": schema}, data({"name": 5, "item": {}}))
+        assert result.message == ("output does not match the JSON schema: at /name: 5 is not of type 'string'; "
+                                  "at /item: 'sku' is a required property")
+
+    @pytest.mark.parametrize("ref", ["file:///etc/passwd#/x", "http://127.0.0.1:9/s.json", "other.json",
+                                     "../secrets.json#/a", "http://[::1"])
+    def test_a_reference_out_of_the_schema_is_a_suite_error_and_nothing_is_read(self, check: Check,
+                                                                               ref: str) -> None:
+        schema = {"properties": {"a": {"$ref": ref}}}
+        with pytest.raises(SuiteError, match=r"^\$ref .* leads out of the schema: agenttest follows a schema's "
+                                             r"references within it only"):
+            check({"type": "json_schema", "value": schema}, "{}")
+
+    def test_a_reference_it_does_not_see_is_unresolvable_not_fetched(self, check: Check, tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+        """Behind the check of `$ref`s, the validator's registry fetches nothing (a keyword of another vocabulary)."""
+        secret = tmp_path / "secret.json"
+        secret.write_text('{"token": "s3cret-in-a-file"}')
+        monkeypatch.setattr(structured, "_reference_out", lambda schema: None)     # as if it went unseen
+        result = check({"type": "json_schema", "value": {"$ref": f"{secret.as_uri()}#/nope"}}, "{}")
+        assert result.passed is False and "Unresolvable" in result.message and secret.as_uri() in result.message
+        assert "s3cret-in-a-file" not in result.message
 
     def test_value_must_be_a_schema_or_a_path(self, check: Check) -> None:
         with pytest.raises(SuiteError, match="json_schema assertion 'value' must be a schema object or a path"):

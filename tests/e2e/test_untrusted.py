@@ -196,21 +196,29 @@ def test_a_suite_reads_no_file_outside_its_repository_nor_under_git(tmp_path: Pa
                   {"id": "fifo", "input": "x", "assert": {"type": "json_schema", "value": "../tests-fifo.json"}},
                   {"id": "git", "input": [{"role": "user", "content": [
                       {"type": "text", "text": "read"}, {"type": "file", "source": "file://../.git/config"}]}]},
+                  {"id": "ref", "input": "x", "assert": {"type": "json_schema", "value": {
+                      "$ref": f"{(outside / 's.json').as_uri()}#/nope"}}},
+                  {"id": "ref-in-file", "input": "x", "assert": {"type": "json_schema", "value": "ref.json"}},
                   {"id": "fine", "input": "x", "assert": {"type": "contains", "value": "ok"}})
+    project.write("tests/ref.json", json.dumps({"properties": {"a": {"$ref": "../../outside/s.json"}}}))
     (project.root / "tests" / "linked.jsonl").symlink_to(outside / "cases.jsonl")
     run = project.run("-i", "tests/", timeout=30)
     assert run.code == 1 and "Traceback" not in run.stderr, run.stderr
     errors = {r["id"]: r for r in run.report["results"] if r["status"] == "error"}
-    refused = ("parent", "absolute", "device", "fifo", "git")
+    refused = ("parent", "absolute", "device", "fifo", "git", "ref", "ref-in-file")
     assert {key: errors[key]["error_kind"] for key in refused} == dict.fromkeys(refused, "invalid")
     schema = "invalid test case: assert: JSON schema file"
+    followed = ("leads out of the schema: agenttest follows a schema's references within it only (put what it refers "
+                "to under $defs), and reads no file or URL a schema names")
     assert {key: errors[key]["error"] for key in refused} == {
         "parent": f"{schema} ../../outside/s.json is outside the repository",
         "absolute": f"{schema} {outside / 's.json'} is outside the repository",
         "device": f"{schema} ../zero.json is outside the repository",
         "fifo": f"{schema} ../tests-fifo.json is not a file",
         "git": "invalid test case: input[0].content[1]: file://../.git/config is inside .git/, which a suite may not "
-               "read"}
+               "read",
+        "ref": f"invalid test case: assert: $ref '{(outside / 's.json').as_uri()}#/nope' {followed}",
+        "ref-in-file": f"invalid test case: assert: $ref '../../outside/s.json' {followed}"}
     linked = [r for r in run.report["results"] if r.get("file") == "tests/linked.jsonl"]
     assert len(linked) == 1 and linked[0]["status"] == "error"
     assert linked[0]["error"] == "invalid test case: suite file tests/linked.jsonl is outside the repository"

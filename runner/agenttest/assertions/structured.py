@@ -193,8 +193,66 @@ def _prepare_json_schema(spec: AssertionSpec) -> None:
         validator_class.check_schema(schema)
     except SchemaError as exc:
         raise SuiteError(f"invalid JSON schema: {exc.message} (at {_pointer(exc.absolute_path)})") from exc
-    validator = validator_class(schema, format_checker=validator_class.FORMAT_CHECKER)
+    outside = _reference_out(schema)
+    if outside is not None:
+        raise SuiteError(f"$ref {outside!r} leads out of the schema: agenttest follows a schema's references within "
+                         "it only (put what it refers to under $defs), and reads no file or URL a schema names")
+    validator = validator_class(schema, format_checker=validator_class.FORMAT_CHECKER, registry=_no_retrieval())
     spec.prepared = _SchemaCheck(compile_path(spec.path), validator)
+
+
+_NOT_SCHEMAS = frozenset({"const", "enum", "examples", "default"})     # values, where a "$ref" key is data
+
+
+def _reference_out(schema: dict[str, Any]) -> str | None:
+    """The first `$ref` (`$dynamicRef`, `$recursiveRef`) of `schema` whose target is neither the schema nor one of
+    its subschemas (by `$id`, or draft 4's `id`) nor a JSON Schema meta-schema: a file or a URL, which jsonschema
+    would fetch (its deprecated automatic retrieval reads `file://` and calls any http(s) address), and a suite
+    from a fork could name to publish a runner's file in its failure reasons."""
+    from urllib.parse import urljoin
+
+    from jsonschema_specifications import REGISTRY as META_SCHEMAS
+
+    ids: set[str] = set()
+    refs: list[tuple[str, str]] = []
+    stack: list[tuple[Any, str]] = [(schema, "")]
+    while stack:
+        node, base = stack.pop()
+        if isinstance(node, list):
+            stack.extend((item, base) for item in node)
+            continue
+        if not isinstance(node, dict):
+            continue
+        own = node.get("$id", node.get("id"))
+        try:
+            if isinstance(own, str):
+                base = urljoin(base, own).partition("#")[0]
+                ids.add(base)
+        except ValueError:          # an $id that is no URL (`http://[::1`): nothing can refer to it
+            pass
+        refs.extend((ref, base) for key in ("$ref", "$dynamicRef", "$recursiveRef")
+                    if isinstance(ref := node.get(key), str))
+        stack.extend((value, base) for key, value in node.items() if key not in _NOT_SCHEMAS)
+    for ref, base in refs:
+        try:
+            target = urljoin(base, ref).partition("#")[0]
+        except ValueError:
+            return ref
+        if target and target not in ids and target not in META_SCHEMAS and f"{target}#" not in META_SCHEMAS:
+            return ref
+    return None
+
+
+def _no_retrieval() -> Any:
+    """A registry that fetches nothing: whatever reference `_reference_out` did not see (a keyword of a vocabulary
+    it does not know) is unresolvable, naming only its URI, rather than read."""
+    from referencing import Registry
+    from referencing.exceptions import NoSuchResource
+
+    def refuse(uri: str) -> Any:
+        raise NoSuchResource(ref=uri)
+
+    return Registry(retrieve=refuse)  # type: ignore[call-arg]
 
 
 def _load_schema_file(path: Path, shown: str, root: Path) -> Any:
