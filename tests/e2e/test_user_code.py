@@ -151,8 +151,17 @@ def test_user_code_that_raises_names_its_own_file_and_line_and_keeps_the_traceba
     assert 'File "env_test.py", line 2, in Before' in run.result("hook-raises")["trace"]["traceback"]
     assert 'File "checks.py", line 2, in positive' in run.result("script-raises")["trace"]["traceback"]
     assert run.result("secret")["trace"]["traceback"].endswith("PermissionError: key *** refused")
-    assert "  │  " + '  File "lib/parsing.py", line 4, in parse' in run.stdout.splitlines()
-    assert "  │  LookupError: no fixture for hook-raises" in run.stdout.splitlines()
+    lines = run.stdout.splitlines()
+    assert "  │  " + '  File "lib/parsing.py", line 4, in parse' in lines
+    assert "  │  LookupError: no fixture for hook-raises" in lines
+    for case, last in (("agent-raises", "  │  json.decoder.JSONDecodeError: Expecting value: line 1 column 1 (char 0)"),
+                       ("hook-raises", "  │  LookupError: no fixture for hook-raises"),
+                       ("script-raises", "  │  ValueError: could not convert string to float: '\"x\"'")):
+        start = next(i for i, line in enumerate(lines) if line.startswith(f"► [{case}]"))
+        end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("► [")), len(lines))
+        block = lines[start:end]        # under its own case, not another's, nor before the cases
+        assert "  │  Traceback (most recent call last, user code only):" in block and last in block, (case, block)
+    assert lines.count("  │  Traceback (most recent call last, user code only):") == 4
     assert "sk-test-supersecret" not in run.stdout + run.stderr + (run.report_text or "")
     assert "agenttest/" not in run.report_text and "threads.py" not in run.stdout
     quiet = project.run("-i", "suite.jsonl", env={"LLM_API_KEY": "sk-test-supersecret"})

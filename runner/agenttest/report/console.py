@@ -253,6 +253,9 @@ class ConsoleReporter(Reporter):
             if self._verbose:
                 for verdict in result.assertions:       # a conversation's are its final assertions
                     lines.extend(self._verdict_lines(verdict.to_dict(), "  │  final: " if dynamic else "  │  "))
+        traceback = (result.trace or {}).get("traceback") if self._verbose else None
+        if isinstance(traceback, str) and traceback:    # the user's own code that raised: agent, hook or script
+            lines.extend(f"  │  {line}" for line in traceback.splitlines())
         if unchecked(result):
             lines.append(self._style("  └─ nothing was checked: " + (
                 "a direct message has no assertion (to test the reply, write the case in a suite file with "

@@ -13,7 +13,6 @@ from .ci import ci_reporters
 from .console import ConsoleReporter, artifact_places, use_colour
 from .events import EventsWriter
 from .json_report import JsonReportWriter
-from .tracebacks import TracebackPrinter
 
 
 def build_reporters(config: RunConfig, stream: TextIO | None = None) -> list[Reporter]:
@@ -24,7 +23,6 @@ def build_reporters(config: RunConfig, stream: TextIO | None = None) -> list[Rep
     return [
         ConsoleReporter(out, color=use_colour(config.options.color, tty), live=tty, verbose=config.options.verbose,
                         artifacts=artifact_places(config)),
-        *([TracebackPrinter(out)] if config.options.verbose else []),
         EventsWriter(paths["events"]),
         JsonReportWriter(paths["report"], config.output),
         *ci_reporters(config, out),
