@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from .artifacts import remove_stale
+from .assertions import regex_limit
 from .config import RunConfig, build_run_config, declared_output_dir
 from .engine.run import RunOutcome, run_suite
 from .errors import EXIT_INTERRUPTED, EXIT_USAGE, AgentTestError
@@ -59,7 +60,7 @@ class Launch:
         if self.config is not None and self.error is None:
             self.loop = self._pull_request_loop(self.config)     # its token masked before the guard opens
         reporting: Reporting | None = None
-        with guarded_log(stream, guard=guard), owned_by_run():
+        with guarded_log(stream, guard=guard), owned_by_run(), regex_limit.owned():
             if self.config is not None and self.error is None:
                 try:
                     reporting = self._reporting(self.config)

@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -276,6 +277,25 @@ def test_an_interrupt_with_large_replies_in_memory_ends_the_run_with_its_artifac
     assert stopped.code == 130, stopped.stdout + stopped.stderr
     report = stopped.report
     assert report["interrupted"] is True and report["summary"]["passed"] == 40
+
+
+def test_a_pattern_that_backtracks_on_a_reply_is_stopped_and_the_run_ends_with_every_artifact(
+        project: Project) -> None:
+    """A reply and a pattern from a fork that would backtrack for hours: the search is stopped after 2 s and the
+    case fails saying why; the other case passes and every artifact is written."""
+    project.suite("s.jsonl",
+                  {"id": "redos", "input": "a" * 40 + "!", "assert": {"type": "regex", "value": r"^(\w+\s?)*$"}},
+                  {"id": "fine", "input": "x", "assert": {"type": "regex", "value": r"^ok x$"}})
+    started = time.monotonic()
+    run = project.run("-i", "s.jsonl", "--timeout", "2s", timeout=60)
+    assert time.monotonic() - started < 30
+    assert run.code == 1, run.stdout + run.stderr
+    verdict = run.result("redos")["assertions"][0]
+    assert verdict["passed"] is False and verdict["message"].startswith(
+        "output not checked: the pattern '^(\\w+\\s?)*$' was stopped after 2s on this text")
+    assert run.result("fine")["status"] == "passed"
+    assert all((project.root / "agenttest-results" / name).is_file()
+               for name in ("report.json", "junit.xml", "summary.md", "ctrf.json", "events.jsonl"))
 
 
 def test_an_artifact_that_cannot_be_written_is_said_and_the_others_are_still_written(project: Project) -> None:

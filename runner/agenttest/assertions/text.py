@@ -11,6 +11,7 @@ import re
 from typing import TYPE_CHECKING
 
 from ..errors import SuiteError
+from . import regex_limit
 from .base import AssertionSpec, EvalContext, Verdict, assertion, describe, json_equal, subject_text
 
 if TYPE_CHECKING:
@@ -92,6 +93,10 @@ def regex(spec: AssertionSpec, ctx: EvalContext) -> Verdict:
     `value`: a Python regular expression; anchor it with `^…$` for a full match, `(?i)` for case-insensitive.
     """
     pattern: re.Pattern[str] = spec.prepared
-    if pattern.search(ctx.text):
+    try:
+        found = regex_limit.search(pattern, ctx.text)
+    except regex_limit.TooSlow as exc:
+        return Verdict(False, f"output not checked: {exc}", expected=spec.value, actual=ctx.output)
+    if found:
         return Verdict(True, f"output matches pattern '{spec.value}'", expected=spec.value, actual=ctx.output)
     return Verdict(False, f"output does not match pattern '{spec.value}'", expected=spec.value, actual=ctx.output)

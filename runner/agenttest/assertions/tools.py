@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal, NamedTuple, get_args
 
 from ..agents.base import AgentResponse, parse_arguments
 from ..errors import SuiteError
+from . import regex_limit
 from .base import AssertionSpec, EvalContext, Verdict, assertion, describe, json_equal, subject_text
 
 if TYPE_CHECKING:
@@ -210,7 +211,7 @@ def result_matches(actual: Any, expected: Any) -> bool:
     if isinstance(expected, str):
         text = _result_text(actual)
         if expected.startswith(_REGEX_PREFIX):
-            return re.search(expected[len(_REGEX_PREFIX):], text) is not None
+            return regex_limit.search(re.compile(expected[len(_REGEX_PREFIX):]), text) is not None
         return text == expected
     if isinstance(expected, bool):
         return isinstance(actual, bool) and actual == expected

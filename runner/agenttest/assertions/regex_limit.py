@@ -1,0 +1,72 @@
+"""A regular expression's search of untrusted text, stopped when it runs too long.
+
+A pattern that backtracks catastrophically on a reply (`^(\\w+\\s?)*$` on 34 letters and a `!`) holds the run's one
+thread for as long as it takes — minutes, hours — and with it the case timeouts, SIGINT and SIGTERM (handled when
+the event loop turns) and every artifact: a suite or a reply from a fork could stall a CI job until the job's own
+limit (SPEC §11: the interrupt exit stays within 5 s). Python's `re` runs a search in C, but checks for signals as it
+goes, so a Python signal handler can stop it: in a process the run owns (the CLI), on its main thread, each search
+runs under a timer (`setitimer`, ~0.5 µs a search) whose SIGALRM handler raises `TooSlow`. Elsewhere — the Python
+API and the pytest plugin (the caller's process), another thread, Windows (no SIGALRM) — a search runs as it is.
+"""
+
+from __future__ import annotations
+
+import re
+import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from types import FrameType
+
+SEARCH_SECONDS = 2.0
+
+
+class TooSlow(Exception):
+    """A search stopped after SEARCH_SECONDS."""
+
+    def __init__(self, pattern: str) -> None:
+        super().__init__(f"the pattern '{pattern}' was stopped after {SEARCH_SECONDS:g}s on this text: it backtracks "
+                         "catastrophically on it (a repeated group that can match the same text in many ways, such "
+                         "as (\\w+\\s?)*)")
+        self.pattern = pattern
+
+
+_armed = [False]                    # whether `owned` installed the handler
+_searching: list[str | None] = [None]   # the pattern of the timed search running: only it is stopped by the alarm
+_main = threading.main_thread().ident
+
+
+def _alarm(signum: int, frame: FrameType | None) -> None:
+    pattern = _searching[0]
+    if pattern is not None:
+        _searching[0] = None
+        raise TooSlow(pattern)
+
+
+@contextmanager
+def owned() -> Iterator[None]:
+    """While a run owns the process: each `search` on the main thread is timed."""
+    if not hasattr(signal, "setitimer") or threading.get_ident() != _main:
+        yield
+        return
+    previous = signal.signal(signal.SIGALRM, _alarm)
+    _armed[0] = True
+    try:
+        yield
+    finally:
+        _armed[0] = False
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def search(pattern: re.Pattern[str], text: str) -> re.Match[str] | None:
+    """`pattern.search(text)`, stopped by `TooSlow` after SEARCH_SECONDS where it can be (see the module)."""
+    if not _armed[0] or threading.get_ident() != _main or signal.getsignal(signal.SIGALRM) is not _alarm:
+        return pattern.search(text)
+    _searching[0] = pattern.pattern
+    signal.setitimer(signal.ITIMER_REAL, SEARCH_SECONDS)
+    try:
+        return pattern.search(text)
+    finally:
+        _searching[0] = None            # first: an alarm from here on stops nothing
+        signal.setitimer(signal.ITIMER_REAL, 0)
