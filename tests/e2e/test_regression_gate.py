@@ -89,3 +89,21 @@ def test_merge_fails_on_what_the_shards_introduced(based: Project) -> None:
                        "--fail-on", "regression")
     assert merged.code == 1, merged.stdout + merged.stderr
     assert "0 regressions, 0 fixes, 1 new, 1 removed, 1 failing new or changed" in merged.stdout
+
+
+def test_cases_a_selection_leaves_out_are_not_removed(based: Project) -> None:
+    """`--run` runs part of the suite: the cases it leaves out are still in it, so, as for a shard, the comparison
+    names none removed, and the baseline's pass rate is over the cases that ran — in the run and in `merge`."""
+    based.suite("s.jsonl", case("good", "ok 1"), case("known-bad", "broken"), case("off", "later", skip=True))
+    run = based.run("-i", "s.jsonl", "--run", "^good$", "--baseline", "main/report.json", "--fail-on", "regression")
+    comparison = run.report["comparison"]
+    assert run.code == 0, run.stdout + run.stderr
+    assert comparison["removed"] == [] and comparison["baseline"]["partial"] is True
+    assert comparison["pass_rate"]["before"] == 100.0                  # `good` passed then: 1 of 1
+    assert " 0 new, 0 removed" in next(line for line in run.stdout.splitlines() if "Baseline:" in line)
+    for k in (1, 2):
+        based.run("-i", "s.jsonl", "--run", "good|known", "--shard", f"{k}/2", "--output-dir", f"part{k}")
+    merged = based.run("merge", "part1/report.json", "part2/report.json", "--baseline", "main/report.json")
+    assert merged.report["comparison"]["removed"] == [], merged.stdout      # `off`, left out, is no removed case
+    whole = based.run("-i", "s.jsonl", "--run", "good|known|off", "--baseline", "main/report.json")
+    assert whole.report["comparison"]["removed"] == [] and "partial" in whole.report["comparison"]["baseline"]

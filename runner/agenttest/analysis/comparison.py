@@ -24,8 +24,9 @@ def compare(current: Mapping[str, Any], baseline: Mapping[str, Any], *, path: st
     failing, new and removed cases, and pass-rate and duration changes. Each regression and noise entry carries its
     `evidence`. `introduced` lists the failing cases the baseline did not see fail as they are — new, with another
     definition under a reused id, or skipped then: the change brought them, and `fail-on: regression` fails on them
-    as on regressions. A `partial` run (one shard) cannot tell removed cases from other shards' cases: it reports
-    none."""
+    as on regressions. A `partial` run (one shard), or one that selected part of its suite (`--run`), cannot tell
+    removed cases from the cases it left to others: it reports none, and the baseline's pass rate over its own."""
+    partial = partial or bool(_mapping(_mapping(current.get("metadata")).get("options")).get("run"))
     before, now = _by_key(baseline), _by_key(current)
     _match_moved(before, now)
     groups: dict[str, list[dict[str, Any]]] = {"regressions": [], "noise": [], "fixes": [], "still_failing": [],

@@ -115,7 +115,7 @@ class Report:
             out["metadata"]["record"] = self.record
         if repeated(self.runs):
             out["stability_results"] = rows
-        if self.baseline is not None:   # a shard sees only its cases: which were removed, `merge` says
+        if self.baseline is not None:   # a shard (or a --run) sees only its cases: which were removed, `merge` says
             out["comparison"] = compare(out, self.baseline, path=self.baseline_path or "", partial=bool(self.shard))
         if self.error:
             out["error"] = self.error
