@@ -58,6 +58,30 @@ def reference_problem(ref: str, what: str = "function", search_dirs: Iterable[Pa
     return None
 
 
+def definition_problem(ref: str, what: str, search_dirs: Iterable[Path], root: Path | None = None, *,
+                       test_suffix: bool = False) -> str | None:
+    """What is wrong with a well-formed reference whose module lies in `search_dirs`: the module does not load, or
+    does not define the function, or it is not callable (`resolve_callable`'s HookError); None when it is fine, or
+    when no such module is there — another place may hold it when the case runs (an agent's `src/`, where Yao keeps
+    hooks). Worked out once for each reference and place: every case of a suite names the same hooks."""
+    dirs = _unique(search_dirs)
+    key = (ref.strip(), what, tuple(dirs), root, test_suffix)
+    if key in _DEFINITION_PROBLEMS:
+        return _DEFINITION_PROBLEMS[key]
+    problem = None
+    try:
+        if _found(ref, dirs, what, root, test_suffix) is not None:
+            resolve_callable(ref, dirs, what, root, test_suffix=test_suffix)
+    except (HookError, UnsafeReference) as exc:
+        problem = exc.message
+    if len(_DEFINITION_PROBLEMS) < 1024:
+        _DEFINITION_PROBLEMS[key] = problem
+    return problem
+
+
+_DEFINITION_PROBLEMS: dict[tuple[str, str, tuple[Path, ...], Path | None, bool], str | None] = {}
+
+
 def _relative(ref: str) -> Path:
     module_part = ref.strip().rsplit(".", 1)[0]
     return Path(*module_part.replace("\\", "/").replace(".", "/").split("/"))

@@ -615,6 +615,29 @@ def test_test_files_never_expand_environment_variables(project: Project) -> None
     assert "hunter2" not in (project.root / "agenttest-results" / "report.json").read_text()
 
 
+def test_a_hook_function_its_module_does_not_define_is_invalid_for_validate_and_run(project: Project) -> None:
+    """The module is beside the suite, the function is not in it: `validate` says so at the case's line (it had
+    said the suite was valid); a module found nowhere near the suite may still be in the agent's `src/` when the case
+    runs (Yao's layout), so it is left to the run."""
+    project.write("env_test.py", """
+        def Before(ctx, case):
+            return {"data": 1}
+        """)
+    project.suite("suite.jsonl",
+                  {"id": "fine", "input": "hi", "before": "env_test.Before"},
+                  {"id": "misspelt", "input": "hi", "before": "env_test.Befor"},
+                  {"id": "elsewhere", "input": "hi", "after": "other_test.After"})
+    checked = project.run("validate", "suite.jsonl")
+    assert checked.code == 2, checked.stdout + checked.stderr
+    assert (f"suite.jsonl:2: invalid test case: before: hook 'Befor' is not defined in "
+            f"{project.root / 'env_test.py'}") in checked.stdout
+    assert "suite.jsonl:3" not in checked.stdout
+    run = project.run("-i", "suite.jsonl")
+    assert run.result("fine")["status"] == "passed"
+    assert (run.result("misspelt")["status"], run.result("misspelt")["error_kind"]) == ("error", "invalid")
+    assert run.result("elsewhere")["error_kind"] == "hook"
+
+
 def test_the_case_timeout_covers_the_before_hook(project: Project) -> None:
     project.write("slow_test.py", """
         import threading

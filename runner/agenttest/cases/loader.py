@@ -21,7 +21,7 @@ from ..bounds import TOO_DEEP, stored, too_deep
 from ..durations import parse_duration
 from ..errors import SuiteError
 from ..hints import closest, did_you_mean
-from ..refs import reference_problem
+from ..refs import definition_problem, reference_problem
 from ..validation import describe_errors
 from ..workspace import UnsafePath, attachment_root, checked_file
 from . import steps
@@ -315,12 +315,17 @@ def _checks(entry: CaseEntry | PlainCase, value: dict[str, Any], messages: list[
 
 
 def _hook_problems(entry: CaseEntry | PlainCase, base_dir: Path, checks: Checks) -> list[str]:
-    """The case's Before and After hooks that cannot be found — by `validate` too, not only when the case runs."""
+    """The case's Before and After hooks that cannot be found — by `validate` too, not only when the case runs: a
+    reference that is no `module.function`, a module the suite may not read, or a module beside the suite (or in its
+    `src/`, where the run looks first) that does not define the function."""
     problems = []
     for key in ("before", "after"):
         ref = getattr(entry, key)
-        problem = reference_problem(ref, "hook", (base_dir, base_dir / "src"), checks.root,
-                                    test_suffix=True) if ref else None
+        if not ref:
+            continue
+        dirs = (base_dir, base_dir / "src")
+        problem = reference_problem(ref, "hook", dirs, checks.root, test_suffix=True) or \
+            definition_problem(ref, "hook", dirs, checks.root, test_suffix=True)
         if problem:
             problems.append(f"{key}: {problem}")
     return problems
