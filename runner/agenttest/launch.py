@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from .artifacts import remove_stale
+from .artifacts import ARTIFACT_FILES, artifact_paths, remove_stale
 from .assertions import regex_limit
 from .config import RunConfig, build_run_config, declared_output_dir
 from .engine.run import RunOutcome, run_suite
@@ -81,15 +81,30 @@ class Launch:
     def _remove_stale(self, cli_values: dict[str, Any], cwd: Path, reporting: Reporting | None) -> None:
         """After a run that stopped with exit 2 before any case ran (a usage or config mistake, a key not set,
         `--run` matching nothing), the artifacts an earlier run left in the output directory are removed, so
-        that none passes for this run's (docs/command-line.md); a `--dry-run` writes none and removes none. The
-        mistake stays the one line said: the removal is documented, not announced."""
-        if self.error is None or self.exit_code != EXIT_USAGE or cli_values.get("dry_run"):
+        that none passes for this run's (docs/command-line.md); after a run that wrote its junit.xml or summary.md
+        elsewhere, those (`_remove_moved`); a `--dry-run` writes none and removes none. The mistake stays the one
+        line said: the removal is documented, not announced."""
+        if cli_values.get("dry_run"):
             return
         if reporting is not None and reporting.reporters.started:
+            if self.config is not None:
+                self._remove_moved(self.config, cwd)
+            return
+        if self.error is None or self.exit_code != EXIT_USAGE:
             return
         output_dir = self.config.output_dir if self.config is not None else declared_output_dir(cli_values, cwd)
         if output_dir is not None:
             remove_stale(output_dir, cwd)
+
+    @staticmethod
+    def _remove_moved(config: RunConfig, cwd: Path) -> None:
+        """After a run that wrote junit.xml or summary.md elsewhere (`--junit`, `--summary`): those an earlier run
+        left in the output directory, which an upload of the directory would take for this run's."""
+        written = artifact_paths(config)
+        moved = [ARTIFACT_FILES[name] for name in ("junit", "summary")
+                 if written[name].resolve() != (config.output_dir / ARTIFACT_FILES[name]).resolve()]
+        if moved:
+            remove_stale(config.output_dir, cwd, moved)
 
     def _pull_request_loop(self, config: RunConfig) -> PullRequestLoop:
         """The run's pull-request loop (`--baseline auto`, `--comment`), its GitHub token registered as a secret."""

@@ -109,3 +109,29 @@ def test_nothing_is_removed_through_a_symlink(tmp_path: Path) -> None:
     assert stopped.code == 2
     assert [p.name for p in results.iterdir()] == ["report.json"] and (results / "report.json").is_symlink()
     assert (project.root / "kept.json").read_text() == "{}\n"
+
+
+def test_junit_and_summary_written_elsewhere_take_the_earlier_ones_out_of_the_output_directory(tmp_path: Path) -> None:
+    """An upload of the output directory must not take an earlier run's junit.xml for this run's."""
+    project = _project(tmp_path / "repo")
+    results = _green(project)
+    run = project.run("-i", "tests/agents/static.jsonl", "--junit", "out/j.xml", "--summary", "out/s.md")
+    assert run.code == 0, run.stdout + run.stderr
+    assert sorted(p.name for p in results.iterdir()) == ["ctrf.json", "events.jsonl", "report.json"]
+    assert (project.root / "out" / "j.xml").is_file() and (project.root / "out" / "s.md").is_file()
+    again = project.run("-i", "tests/agents/static.jsonl", "--junit", "agenttest-results/junit.xml")
+    assert again.code == 0 and sorted(p.name for p in results.iterdir()) == ARTIFACTS    # written there: kept
+
+
+def test_a_users_files_that_bear_an_artifacts_name_are_left(tmp_path: Path) -> None:
+    """Only what reads as agenttest's artifact is removed: a user's notes named summary.md stay."""
+    project = _project(tmp_path / "repo")
+    mine = project.root / "mine"
+    mine.mkdir()
+    for name, text in (("summary.md", "my notes\n"), ("report.json", '{"mine": 1}\n'), ("junit.xml", "<x/>\n"),
+                       ("ctrf.json", "{}\n"), ("events.jsonl", "{}\n"), ("comment.md", "draft\n")):
+        (mine / name).write_text(text)
+    stopped = project.run("-i", "tests/agents/", "--run", "nothing-matches", "--output-dir", "mine")
+    assert stopped.code == 2, stopped.stderr
+    assert sorted(p.name for p in mine.iterdir()) == sorted([*ARTIFACTS, "comment.md"])
+    assert (mine / "summary.md").read_text() == "my notes\n"
