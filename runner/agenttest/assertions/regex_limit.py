@@ -3,10 +3,11 @@
 A pattern that backtracks catastrophically on a reply (`^(\\w+\\s?)*$` on 34 letters and a `!`) holds the run's one
 thread for as long as it takes — minutes, hours — and with it the case timeouts, SIGINT and SIGTERM (handled when
 the event loop turns) and every artifact: a suite or a reply from a fork could stall a CI job until the job's own
-limit (SPEC §11: the interrupt exit stays within 5 s). Python's `re` runs a search in C, but checks for signals as it
-goes, so a Python signal handler can stop it: in a process the run owns (the CLI), on its main thread, each search
-runs under a timer (`setitimer`, ~0.5 µs a search) whose SIGALRM handler raises `TooSlow`. Elsewhere — the Python
-API and the pytest plugin (the caller's process), another thread, Windows (no SIGALRM) — a search runs as it is.
+limit, where an interrupt must still end a run within seconds (docs/security.md). Python's `re` runs a search in C,
+but checks for signals as it goes, so a Python signal handler can stop it: in a process the run owns (the CLI), on
+its main thread, each search runs under a timer (`setitimer`, ~0.5 µs a search) whose SIGALRM handler raises
+`TooSlow`. Elsewhere — the Python API and the pytest plugin (the caller's process), another thread, Windows (no
+SIGALRM) — a search runs as it is.
 """
 
 from __future__ import annotations
