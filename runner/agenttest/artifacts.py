@@ -49,7 +49,7 @@ def remove_stale(output_dir: Path, cwd: Path, names: Iterable[str] | None = None
     for name in (*ARTIFACT_FILES.values(), COMMENT_FILE) if names is None else names:
         path = output_dir / name
         if path.is_symlink() or not path.is_file() or write_refusal(path, root, within=output_dir) \
-                or not _written_by_agenttest(path):
+                or not written_by_agenttest(path):
             continue
         try:
             path.unlink()
@@ -59,7 +59,7 @@ def remove_stale(output_dir: Path, cwd: Path, names: Iterable[str] | None = None
     return removed
 
 
-def _written_by_agenttest(path: Path) -> bool:
+def written_by_agenttest(path: Path) -> bool:
     """Whether the start of the artifact file `path` is what agenttest writes there."""
     try:
         with path.open("rb") as handle:

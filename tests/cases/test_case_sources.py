@@ -67,6 +67,21 @@ def test_a_directory_skips_what_pytest_skips_builds_packages_and_virtualenvs(rep
     assert suite.files == ["tests/a.jsonl"]
 
 
+def test_a_directory_skips_the_events_jsonl_an_earlier_run_wrote_but_not_a_suite_so_named(repo: Path,
+                                                                                           load: Load) -> None:
+    """A shard's or a baseline's artifacts under the directory: their events.jsonl is no suite (it made a dozen
+    invalid cases of every event); a suite the user named events.jsonl still is one."""
+    write(repo / "tests/a.jsonl", jsonl({"id": "A", "input": "x"}))
+    write(repo / "shard1/events.jsonl", '{"type":"start","timestamp":"2026-12-03T10:00:00+00:00","agent_id":"a"}\n'
+                                        '{"type":"result","id":"A","status":"passed"}\n')
+    write(repo / "tests/events.jsonl", jsonl({"id": "E", "input": "x"}))
+    suite = load(".")
+    assert suite.files == ["tests/a.jsonl", "tests/events.jsonl"] and _ids(suite) == ["A", "E"]
+    with pytest.raises(UsageError) as hinted:
+        load("shard2/events.jsonl")
+    assert "shard1" not in str(hinted.value)
+
+
 def test_directory_without_jsonl_is_a_usage_error(repo: Path, load: Load) -> None:
     (repo / "empty").mkdir()
     with pytest.raises(UsageError, match=r"^-i empty: no \*\.jsonl files in this directory$"):

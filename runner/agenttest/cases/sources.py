@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import parse_qsl
 
+from ..artifacts import ARTIFACT_FILES, written_by_agenttest
 from ..errors import UsageError
 
 GENERATOR_PREFIXES = ("agents:", "scripts:")
@@ -193,12 +194,14 @@ _NOT_SUITES = {"build", "dist", "node_modules", "venv", "_darcs", "CVS", "{arch}
 def _jsonl_under(directory: Path, exclude: set[Path]) -> Iterator[Path]:
     """Every `*.jsonl` below `directory`, skipping hidden directories (`.git`, `.venv`, caches), those pytest
     skips (`build`, `dist`, `node_modules`, `*.egg`, any virtualenv) and `exclude`; symlinked directories are not
-    followed (no loops, no surprises), symlinked files are read."""
+    followed (no loops, no surprises), symlinked files are read. An events.jsonl that agenttest wrote (an earlier
+    run's artifacts in another output directory: a shard's, a baseline's) is no suite."""
     for root, dirs, files in os.walk(directory):
         dirs[:] = [d for d in dirs if not d.startswith(".") and d not in _NOT_SUITES and not d.endswith(".egg")
                    and not (Path(root) / d / "pyvenv.cfg").is_file() and (Path(root) / d).resolve() not in exclude]
         for name in files:
-            if name.endswith(".jsonl"):
+            if name.endswith(".jsonl") and not (name == ARTIFACT_FILES["events"]
+                                                and written_by_agenttest(Path(root) / name)):
                 yield Path(root) / name
 
 
