@@ -51,7 +51,7 @@ def test_outside_a_run_searches_are_not_timed_and_the_handler_is_put_back(monkey
         assert signal.getsignal(signal.SIGALRM) is regex_limit._alarm
     assert signal.getsignal(signal.SIGALRM) is before
     calls: list[tuple[int, float]] = []
-    monkeypatch.setattr(signal, "setitimer", lambda *args: calls.append(args))
+    monkeypatch.setattr(regex_limit, "setitimer", lambda *args: calls.append(args))
     assert regex_limit.search(re.compile("b"), "abc") is not None
     assert calls == []                  # the Python API, the pytest plugin: the caller's process
 
@@ -59,7 +59,7 @@ def test_outside_a_run_searches_are_not_timed_and_the_handler_is_put_back(monkey
 @pytest.mark.usefixtures("owned")
 def test_a_search_off_the_main_thread_is_not_timed(monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[tuple[int, float]] = []
-    monkeypatch.setattr(signal, "setitimer", lambda *args: calls.append(args))
+    monkeypatch.setattr(regex_limit, "setitimer", lambda *args: calls.append(args))
     found: list[object] = []
     thread = threading.Thread(target=lambda: found.append(regex_limit.search(re.compile("b"), "abc")))
     thread.start()
