@@ -14,10 +14,9 @@ from __future__ import annotations
 
 import re
 import signal
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from threading import get_ident
+from threading import get_ident, main_thread
 from types import FrameType
 
 SEARCH_SECONDS = 2.0
@@ -37,7 +36,7 @@ class TooSlow(Exception):
 
 _armed: list[int | None] = [None]       # the main thread's id while `owned` has the handler installed
 _searching: list[re.Pattern[str] | None] = [None]   # the timed search running: only it is stopped by the alarm
-_main = threading.main_thread().ident
+_main = main_thread().ident
 
 
 def _alarm(signum: int, frame: FrameType | None) -> None:
@@ -52,7 +51,7 @@ def owned() -> Iterator[None]:
     """While a run owns the process: each `search` on the main thread is timed. (Code that puts a SIGALRM handler
     of its own in place meanwhile — only an async agent on the main thread could — gets the alarm of a search that
     ran SEARCH_SECONDS.)"""
-    if not hasattr(signal, "setitimer") or threading.get_ident() != _main:
+    if not hasattr(signal, "setitimer") or get_ident() != _main:
         yield
         return
     previous = signal.signal(signal.SIGALRM, _alarm)

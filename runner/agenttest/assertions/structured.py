@@ -209,6 +209,7 @@ def _reference_out(schema: dict[str, Any]) -> str | None:
     its subschemas (by `$id`, or draft 4's `id`) nor a JSON Schema meta-schema: a file or a URL, which jsonschema
     would fetch (its deprecated automatic retrieval reads `file://` and calls any http(s) address), and a suite
     from a fork could name to publish a runner's file in its failure reasons."""
+    from contextlib import suppress
     from urllib.parse import urljoin
 
     from jsonschema_specifications import REGISTRY as META_SCHEMAS
@@ -224,12 +225,10 @@ def _reference_out(schema: dict[str, Any]) -> str | None:
         if not isinstance(node, dict):
             continue
         own = node.get("$id", node.get("id"))
-        try:
-            if isinstance(own, str):
+        if isinstance(own, str):
+            with suppress(ValueError):      # an $id that is no URL (`http://[::1`): nothing can refer to it
                 base = urljoin(base, own).partition("#")[0]
                 ids.add(base)
-        except ValueError:          # an $id that is no URL (`http://[::1`): nothing can refer to it
-            pass
         refs.extend((ref, base) for key in ("$ref", "$dynamicRef", "$recursiveRef")
                     if isinstance(ref := node.get(key), str))
         stack.extend((value, base) for key, value in node.items() if key not in _NOT_SCHEMAS)
