@@ -362,8 +362,9 @@ def test_a_bad_comment_key_is_a_usage_error(repo: Repo) -> None:
 
 def test_no_baseline_found_is_a_notice_the_output_the_summary_and_the_comment(repo: Repo) -> None:
     repo.api.add_run(branch="main")             # a successful run of main, whose artifact is missing
-    step = repo.action(1000, {"baseline": "auto"})
+    step = repo.action(1000, {"baseline": "auto", "fail-on": "regression"})
     assert step.code == 1, step.log
+    assert "⚠ no baseline was found: failing on any failure instead" in step.stderr    # not "needs --baseline"
     reason = ("no baseline: no usable 'agenttest-results' artifact in the last 1 successful runs of ci.yml on main "
               "(run 1: no 'agenttest-results' artifact)")
     assert notices(step.stdout) == [f"::notice::agenttest: {reason}"]
@@ -374,7 +375,7 @@ def test_no_baseline_found_is_a_notice_the_output_the_summary_and_the_comment(re
     said = "**No comparison with the base branch:** no baseline: no usable 'agenttest-results' artifact"
     assert said in step.summary_file.read_text()
     assert said in (repo.root / "agenttest-results" / "summary.md").read_text()
-    assert said in repo.api.comments_on(7)[0].body
+    assert repo.api.comments_on(7)[0].body.count(said) == 1     # once, as in the summary
 
 
 def test_baseline_auto_compares_with_the_base_branchs_report_before_any_case_runs(repo: Repo) -> None:

@@ -217,7 +217,9 @@ async def _baseline(config: RunConfig, reporting: Reporting) -> None:
         with cancelled_by_signals():
             await reporting.find_baseline(reporting)
     if config.options.fail_on == "regression" and reporting.baseline is None:
-        write_line(sys.stderr, "⚠ --fail-on regression needs --baseline: failing on any failure instead")
+        why = "no baseline was found" if reporting.find_baseline is not None else "--fail-on regression needs " \
+                                                                                  "--baseline"
+        write_line(sys.stderr, f"⚠ {why}: failing on any failure instead")
 
 
 @dataclass

@@ -77,7 +77,7 @@ def _lines(report: Mapping[str, Any], results: list[Mapping[str, Any]], failing:
            links: CommentLinks, baseline: Baseline | None, level: _Level) -> Iterator[str]:
     yield from _header(report, links.source)
     yield from _counts(report.get("summary") or {})
-    yield from _base(baseline)
+    yield from _base(report, baseline)
     yield from _regressions(report, results, links.source, level.rows)
     yield from _group(report, "fixes", "### 🔺 {}", "fix", "failed in the baseline, passes now", links.source,
                       level.rows)
@@ -96,10 +96,14 @@ def _lines(report: Mapping[str, Any], results: list[Mapping[str, Any]], failing:
     yield _footer(report, links)
 
 
-def _base(baseline: Baseline | None) -> Iterator[str]:
+def _base(report: Mapping[str, Any], baseline: Baseline | None) -> Iterator[str]:
+    """Where the baseline came from; or why there is none, unless the report says it (the comparison's section,
+    as in the job summary)."""
     if baseline is None:
         return
     if baseline.report is None:
+        if (report.get("metadata") or {}).get("baseline"):
+            return
         yield f"> ℹ️ **No comparison with the base branch:** {md_text(baseline.reason)}"
     else:
         run = f"run {baseline.run_number}"
