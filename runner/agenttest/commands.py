@@ -13,7 +13,7 @@ import click
 
 from . import __version__
 from .command_line import EXAMPLES
-from .errors import EXIT_USAGE, AgentTestError, FailOn, UsageError
+from .errors import EXIT_USAGE, AgentTestError, CommentMode, FailOn, UsageError
 from .gc_policy import command
 from .github.log import guarded_log, write_line
 
@@ -248,17 +248,27 @@ def schema() -> None:
 @click.argument("reports", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option("--output-dir", type=click.Path(file_okay=False), default="agenttest-results", show_default=True,
               help="Where report.json, junit.xml, summary.md and ctrf.json of the whole run go.")
-@click.option("--baseline", metavar="REPORT", help="Compare the whole run with an earlier report.json.")
+@click.option("--baseline", metavar="REPORT|auto", help="Compare the whole run with an earlier report.json; auto: "
+                                                          "the base branch's last report, fetched from GitHub.")
 @click.option("--fail-on", type=click.Choice(get_args(FailOn)), default="failure",
               show_default=True, help="When the merge exits 1: any failure, only regressions, or never.")
-def merge(reports: tuple[str, ...], output_dir: str, baseline: str | None, fail_on: str) -> None:
+@click.option("--comment", type=click.Choice(get_args(CommentMode)), metavar="MODE",
+              help="The pull-request comment of the whole run: auto (on pull_request events), always, failures, off "
+                   "[off].")
+@click.option("--comment-key", default="default", metavar="KEY",
+              help="Several suites, several comments: each key keeps its own [default].")
+@click.option("--comment-author", metavar="LOGIN", help="The login the token comments as [github-actions[bot] with "
+                                                        "the workflow's GITHUB_TOKEN].")
+def merge(reports: tuple[str, ...], output_dir: str, baseline: str | None, fail_on: str, comment: str | None,
+          comment_key: str, comment_author: str | None) -> None:
     """Join the report.json files of a run's shards (--shard K/N) into one set of artifacts, with the counts of one
-    unsharded run. Exit 0 when every case passed, 1 when not, 2 when the reports cannot be merged."""
-    from .report.merge import merge_command
+    unsharded run; with --comment, post the whole run's pull-request comment (a shard posts none). Exit 0 when every
+    case passed, 1 when not, 2 when the reports cannot be merged."""
+    from .report.merge import MergeOptions, merge_command
 
     with _guarded():
-        code = merge_command([Path(p) for p in reports], Path(output_dir), Path(baseline) if baseline else None,
-                             fail_on)
+        code = merge_command([Path(p) for p in reports], Path(output_dir),
+                             MergeOptions(baseline, fail_on, comment, comment_key, comment_author))
     sys.exit(code)
 
 

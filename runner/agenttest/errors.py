@@ -10,6 +10,8 @@ from typing import Literal
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 # When a run exits EXIT_FAILED (`--fail-on`): on any failure, only on regressions against the baseline, or never.
 FailOn = Literal["failure", "regression", "never"]
+# When a run posts its pull-request comment (`--comment`): `auto` on pull_request events, always, on failures, never.
+CommentMode = Literal["auto", "always", "failures", "off"]
 
 
 @dataclass

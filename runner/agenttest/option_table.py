@@ -17,11 +17,10 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin, get_typ
 
 from .artifacts import ARTIFACT_FILES
 from .durations import parse_duration
-from .errors import FailOn
+from .errors import CommentMode, FailOn
 
 Color = Literal["auto", "always", "never"]
 MissingInput = Literal["skip", "fail", "ignore"]
-CommentMode = Literal["auto", "always", "failures", "off"]
 
 
 class Limit:

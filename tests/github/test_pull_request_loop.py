@@ -113,6 +113,14 @@ class Repo:
                               stdin=subprocess.DEVNULL)
         return self._finished(proc.returncode, proc.stdout, proc.stderr, env)
 
+    def merge(self, run_id: int, *args: str) -> Finished:
+        """`agenttest merge ARGS` in a run of the workflow (the job after the shards'), with the workflow's token."""
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "INPUT_", "RUNNER_"))}
+        env.update(self.env(run_id), GITHUB_TOKEN=TOKEN)
+        proc = subprocess.run([sys.executable, "-m", "agenttest", "merge", *args], cwd=self.root, env=env,
+                              capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+        return self._finished(proc.returncode, proc.stdout, proc.stderr, env)
+
     def action(self, run_id: int, inputs: dict[str, str], **env_options: Any) -> Finished:
         env = self.env(run_id, **env_options)
         step = run_action(self.root, {"input": "evals/suite.jsonl", "github-token": TOKEN, **inputs},
@@ -421,6 +429,50 @@ def test_on_a_push_the_baseline_is_the_branchs_last_run(repo: Repo) -> None:
     assert (listed.query["branch"], listed.query["event"]) == ("feature", "push")
     assert repo.api.calls("GET", f"/actions/runs/{main.id}/artifacts") == []
     assert step.outputs["comment"] == "no comment: a push event has no pull request to comment on"
+
+
+# --- shards ---------------------------------------------------------------------------------------------------------
+
+
+def test_shards_post_no_comment_and_merge_posts_the_whole_runs_compared_with_the_base_branch(repo: Repo) -> None:
+    main = repo.api.add_run(branch="main")
+    repo.api.add_artifact(main, zip_of({"report.json": baseline_report(repo)}))
+    repo.break_cases("flip")
+    for k in (1, 2):
+        shard = repo.cli(1400, "--shard", f"{k}/2", "--output-dir", f"shard-{k}", "--baseline", "auto",
+                         "--fail-on", "never")
+        assert shard.code == 0, shard.log
+        assert shard.outputs["comment"] == (f"no comment: shard {k}/2 holds part of the run (agenttest merge "
+                                            "--comment posts the whole run's)")
+    assert repo.api.writes() == []              # a shard's slice never overwrites the pull request's comment
+
+    merged = repo.merge(1401, "shard-1/report.json", "shard-2/report.json", "--output-dir", "agenttest-results",
+                        "--baseline", "auto", "--comment", "auto", "--fail-on", "regression")
+    assert merged.code == 1, merged.log
+    assert [entry["id"] for entry in merged.report["comparison"]["regressions"]] == ["flip"]
+    assert merged.report["metadata"]["baseline"]["found"] is True
+    [comment] = repo.api.comments_on(7)
+    assert comment.body.startswith("<!-- agenttest:comment key=default run=1401.1 at=")
+    assert "2 failed — 1 of 3 passed" in comment.body and "1 regression" in comment.body
+    assert merged.outputs["comment"] == f"https://github.com/{REPOSITORY}/pull/7#issuecomment-{comment.id}"
+    assert merged.outputs["baseline"] == merged.report["metadata"]["baseline"]["run_url"]
+    assert "Compared with https://github.com/" in merged.stdout
+    assert TOKEN not in (repo.root / "agenttest-results" / "comment.md").read_text()
+
+
+def test_merge_without_a_baseline_to_fetch_says_why_and_a_bad_comment_key_is_a_usage_error(repo: Repo) -> None:
+    for k in (1, 2):
+        assert repo.cli(1500, "--shard", f"{k}/2", "--output-dir", f"shard-{k}", comment=None).code in (0, 1)
+    shards = ("shard-1/report.json", "shard-2/report.json")
+    bad = repo.merge(1501, *shards, "--comment", "auto", "--comment-key", "two words")
+    assert bad.code == 2 and "Traceback" not in bad.log
+    assert "--comment-key: 'two words': use 1 to 64 letters, digits, '.', '_', '/' or '-'" in bad.stderr
+    merged = repo.merge(1502, *shards, "--baseline", "auto", "--comment", "always", "--fail-on", "regression")
+    assert merged.code == 1, merged.log
+    assert "⚠ no baseline was found: failing on any failure instead" in merged.stderr
+    assert merged.report["metadata"]["baseline"]["found"] is False
+    [comment] = repo.api.comments_on(7)
+    assert comment.body.count("**No comparison with the base branch:** no baseline: no workflow ci.yml") == 1
 
 
 def test_github_enterprise_through_its_api_url(tmp_path: Path) -> None:

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from ..analysis import run_ok
 from ..artifacts import COMMENT_FILE
 from ..files import write_text
+from ..option_table import shard_of
 from ..report.reporting import AUTO
 from . import environment
 from .commands import workflow_command
@@ -91,6 +92,7 @@ class PullRequestLoop:
         self.key = options.comment_key
         self.author = options.comment_author
         self.artifact = options.baseline_artifact
+        self.shard = options.shard
         self.given = options.baseline
         self.baseline: Baseline | None = None
         self.comment: CommentOutcome | None = None
@@ -109,18 +111,31 @@ class PullRequestLoop:
     async def find_baseline(self, reporting: Reporting) -> None:
         """`Reporting.find_baseline`: the base branch's report handed to the run, or why there is none (said once
         in the log)."""
+        baseline = await self.fetch_baseline()
+        reporting.baseline_source = self.baseline_source()
+        if baseline.report is not None:
+            reporting.baseline = baseline.report
+            reporting.baseline_path = baseline.run_url or AUTO
+
+    async def fetch_baseline(self) -> Baseline:
+        """The base branch's report (`self.baseline`), or why there is none: said once in the log."""
         baseline = self.baseline = await self._fetch_baseline()
         if baseline.report is None:
-            reporting.baseline_source = {"found": False, "reason": baseline.reason, "skipped": baseline.skipped}
             self._say("notice", f"agenttest: {baseline.reason}")
-            return
-        reporting.baseline = baseline.report
-        reporting.baseline_path = baseline.run_url or AUTO
-        reporting.baseline_source = {"found": True, "description": baseline.reason, "run_url": baseline.run_url,
-                                     "run_number": baseline.run_number, "branch": baseline.branch,
-                                     "sha": baseline.sha, "skipped": baseline.skipped}
-        shown = f" — {baseline.run_url}" if baseline.run_url else ""
-        write_line(sys.stdout, f"Comparing with the base branch's report: {baseline.reason}{shown}")
+        else:
+            shown = f" — {baseline.run_url}" if baseline.run_url else ""
+            write_line(sys.stdout, f"Comparing with the base branch's report: {baseline.reason}{shown}")
+        return baseline
+
+    def baseline_source(self) -> dict[str, Any]:
+        """report.json's `metadata.baseline`: where the fetched baseline came from, or why there is none."""
+        baseline = self.baseline
+        assert baseline is not None
+        if baseline.report is None:
+            return {"found": False, "reason": baseline.reason, "skipped": baseline.skipped}
+        return {"found": True, "description": baseline.reason, "run_url": baseline.run_url,
+                "run_number": baseline.run_number, "branch": baseline.branch, "sha": baseline.sha,
+                "skipped": baseline.skipped}
 
     def _baseline_branch(self) -> tuple[str | None, str]:
         """The branch whose last report to compare with, or None and why there is none."""
@@ -193,6 +208,9 @@ class PullRequestLoop:
         facts = self.facts
         if self.mode == "off":
             return "no comment: comment is off"
+        if self.shard and shard_of(self.shard)[1] > 1:
+            return (f"no comment: shard {self.shard} holds part of the run (agenttest merge --comment posts the "
+                    "whole run's)")
         if self.pull_request is None:
             if facts.event_name in PULL_REQUEST_EVENTS:
                 return f"no comment: {self.event_problem or 'the event payload names no pull request'}"
