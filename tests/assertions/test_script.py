@@ -143,6 +143,22 @@ def test_negate(check: Check, suite_dir: Path) -> None:
     assert (result.passed, result.message) == (True, "negated assertion passed")
 
 
+@pytest.mark.parametrize(("ref", "message"), [
+    ("checks.raises", "script execution failed: checks.raises raised ValueError at {dir}/checks.py:26: bad output"),
+    ("checks.exits", "script execution failed: checks.exits raised RuntimeError at {dir}/checks.py:32: "
+                     "called sys.exit('x')"),
+    ("checks.no_pass_key", "script checks.no_pass_key returned an object without a boolean 'pass'"),
+    ("checks.returns_number", 'script returned unexpected type: int (expected a bool or {"pass": bool, '
+                              '"message": str})'),
+])
+def test_a_script_that_gives_no_verdict_fails_negated_too(check: Check, suite_dir: Path, ref: str,
+                                                            message: str) -> None:
+    """`negate` turns a verdict over; a script that raised or answered no bool gave none ("never leaks" held by a
+    script that crashes on every reply would pass every case)."""
+    result = run(check, suite_dir, ref, negate=True, message="the override is for a verdict")
+    assert (result.passed, result.message) == (False, message.replace("{dir}", str(suite_dir)))
+
+
 @pytest.mark.parametrize(("fields", "error"), [
     ({}, "script assertion requires a script name"),
     ({"use": "agents:judge"}, "script assertion 'use' must start with 'scripts:'"),

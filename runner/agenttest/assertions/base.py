@@ -78,6 +78,7 @@ class Verdict:
     actual: Any = None
     score: float | None = None
     details: dict[str, Any] | None = None     # a judge's reason, suggestions and votes
+    decided: bool = True    # False: no verdict (a script raised, or answered no bool): a failure `negate` keeps
 
 
 @dataclass
@@ -329,7 +330,7 @@ async def evaluate_all(specs: list[AssertionSpec], ctx: EvalContext) -> list[Ass
                                            negate=spec.negate, error_kind=exc.kind))
             continue
         except Exception as exc:  # a user's script or a broken value must not take down the run
-            verdict = Verdict(False, f"{spec.type} assertion raised {type(exc).__name__}: {exc}")
+            verdict = Verdict(False, f"{spec.type} assertion raised {type(exc).__name__}: {exc}", decided=False)
         results.append(_finish(spec, verdict))
     return results
 
@@ -350,7 +351,12 @@ def undecided(results: list[AssertionResult]) -> AssertionResult | None:
 
 
 def _finish(spec: AssertionSpec, verdict: Verdict) -> AssertionResult:
+    """The assertion's result: its verdict turned over by `negate`, its failure's message replaced by `message`. No
+    verdict (`decided` False) is a failure either way, and says why itself."""
     passed, message = verdict.passed, verdict.message
+    if not verdict.decided:
+        return AssertionResult(type=spec.type, passed=False, message=message, expected=verdict.expected,
+                               actual=verdict.actual, negate=spec.negate)
     if spec.negate:
         passed = not passed
         message = "negated assertion passed" if passed else f"negated: {message}"

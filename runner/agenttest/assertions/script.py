@@ -46,7 +46,8 @@ async def script(spec: AssertionSpec, ctx: EvalContext) -> Verdict:
     `src/`. It is called with as many of `(output, input, value, response)` as it takes — the subject, the case
     input, this assertion's `value`, and the whole response as a dict — and returns a bool, or
     `{"pass": bool, "message": str}` (`passed` is accepted for `pass`). A sync function runs in its own thread, so
-    a slow one is stopped by the case's timeout; raising, or calling `sys.exit`, fails the assertion.
+    a slow one is stopped by the case's timeout; raising, or calling `sys.exit`, fails the assertion (`negate`
+    too: it gave no verdict to turn over).
     """
     from ..threads import call_user  # imported on use: registering the assertion types loads no event loop
 
@@ -57,11 +58,12 @@ async def script(spec: AssertionSpec, ctx: EvalContext) -> Verdict:
         from ..user_errors import describe
 
         return Verdict(False, f"script execution failed: {target.ref} raised {describe(exc)}",
-                       expected=spec.value)
+                       expected=spec.value, decided=False)
     try:
         returned = from_python(returned)    # what no artifact could write must not reach the report
     except ValueError as exc:
-        return Verdict(False, f"script {target.ref} returned a value that {exc}", expected=spec.value)
+        return Verdict(False, f"script {target.ref} returned a value that {exc}", expected=spec.value,
+                       decided=False)
     if isinstance(returned, bool):
         message = "script assertion passed" if returned else "script assertion failed"
         return Verdict(returned, message, expected=spec.value, actual=returned)
@@ -73,7 +75,7 @@ async def script(spec: AssertionSpec, ctx: EvalContext) -> Verdict:
             return Verdict(passed, note if isinstance(note, str) and note else default, expected=spec.value,
                            actual=returned)
         return Verdict(False, f"script {target.ref} returned an object without a boolean 'pass'", expected=spec.value,
-                       actual=returned)
+                       actual=returned, decided=False)
     return Verdict(False, f"script returned unexpected type: {type(returned).__name__} "
                           f"(expected a bool or {{\"pass\": bool, \"message\": str}})", expected=spec.value,
-                   actual=repr(returned))
+                   actual=repr(returned), decided=False)
