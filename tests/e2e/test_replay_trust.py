@@ -118,3 +118,20 @@ def test_code_past_the_cap_is_left_out_and_the_run_says_so(project: Project) -> 
     (project.root / "gen" / "m0000.py").write_text("VALUE = -1\n")
     changed = project.run("-i", "s.jsonl", "--replay", "tapes").result("c1")
     assert "(code.gen/m0000.py: " in changed["error"]
+
+
+def test_a_replay_with_more_runs_than_were_recorded_is_an_error_not_a_pass_over_the_recorded_runs(
+        project: Project) -> None:
+    """A replay miss is an `infra` error, which a live run counts apart (a dropped connection says nothing of the
+    agent); in a replay it is no chance: the runs that missed say the cassettes do not hold this run."""
+    assert project.run("-i", "s.jsonl", "-n", "py", "--runs", "2", "--record", "tapes").code == 0
+    assert project.run("-i", "s.jsonl", "-n", "py", "--runs", "2", "--replay", "tapes").code == 0
+    replayed = project.run("-i", "s.jsonl", "-n", "py", "--runs", "3", "--replay", "tapes")
+    assert replayed.code == 1, replayed.stdout
+    result = replayed.result("c1")
+    assert (result["status"], result["error_kind"]) == ("error", "infra"), result
+    assert result["error"].startswith("2 of 3 runs passed (66.7%"), result["error"]
+    assert "replay: no recording of this target call" in result["error"]
+    [row] = replayed.report["stability_results"]
+    assert (row["passed"], row["failed"], row["infra_errors"]) == (2, 1, 0)
+    assert replayed.report["summary"]["errors"] == 1

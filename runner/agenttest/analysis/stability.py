@@ -16,6 +16,9 @@ from .outcome import interval_text, one_place
 
 # Runs that failed for reasons outside the agent (τ²-bench leaves them out of pass^k) are not counted there.
 NOT_THE_AGENT = ("infra",)
+# A replay's runs: its `infra` errors are misses (or cassettes it cannot read), which say the recording does not
+# hold the run — no chance of the network — and count against the case.
+REPLAYED: tuple[str, ...] = ()
 
 
 def stability_class(pass_rate: float) -> str:
@@ -37,7 +40,8 @@ def stability_label(passed: int, counted: int) -> str:
     return stability_class(100.0 * passed / counted if counted else 0.0).replace("_", " ")
 
 
-def case_verdict(runs: Sequence[CaseResult], min_pass_rate: float = 100.0) -> CaseResult:
+def case_verdict(runs: Sequence[CaseResult], min_pass_rate: float = 100.0,
+                 apart: tuple[str, ...] = NOT_THE_AGENT) -> CaseResult:
     """One case's result over its runs. A single run is its own result. Over several, the case passes when at
     least `min_pass_rate` percent of its counted runs pass — runs that failed outside the agent (infra) are not
     counted, as in pass^k; the result shown is a run that explains the verdict (the first failing one for a failed
@@ -48,7 +52,7 @@ def case_verdict(runs: Sequence[CaseResult], min_pass_rate: float = 100.0) -> Ca
     ran = [run for run in runs if run.ran]
     if not ran:                      # the run stopped before this case: skipped, as a single run would be
         return runs[0]
-    counted = [run for run in ran if run.error_kind not in NOT_THE_AGENT]
+    counted = [run for run in ran if run.error_kind not in apart]
     passed = [run for run in counted if run.status == "passed"]
     failing = [run for run in counted if run.status != "passed"]
     complete = len(ran) == len(runs)
@@ -60,7 +64,7 @@ def case_verdict(runs: Sequence[CaseResult], min_pass_rate: float = 100.0) -> Ca
     result = copy.copy(shown)
     result.usage = Usage.total(run.usage for run in runs)
     result.runs = [run_detail(number, run) for number, run in enumerate(runs, start=1)]
-    result.stability = stability_row(result, runs, min_pass_rate)
+    result.stability = stability_row(result, runs, min_pass_rate, apart)
     result.duration_ms = round(statistics.fmean(run.duration_ms for run in ran))
     if not complete:
         reason = next(run.error for run in runs if not run.ran) or "not run"
@@ -79,13 +83,15 @@ def case_verdict(runs: Sequence[CaseResult], min_pass_rate: float = 100.0) -> Ca
     return result
 
 
-def stability_row(result: CaseResult, runs: Sequence[CaseResult], min_pass_rate: float) -> dict[str, Any]:
+def stability_row(result: CaseResult, runs: Sequence[CaseResult], min_pass_rate: float,
+                  apart: tuple[str, ...] = NOT_THE_AGENT) -> dict[str, Any]:
     """The case's line of `stability_results` (Yao's fields, plus `flaky`, `counted_as`, `infra_errors`,
-    `not_run`, `file`, `line`). Runs that failed outside the agent are counted apart, not as failures."""
+    `not_run`, `file`, `line`). Runs that failed outside the agent (the kinds in `apart`) are counted apart, not as
+    failures."""
     import statistics
 
     ran = [run for run in runs if run.ran]
-    counted = [run for run in ran if run.error_kind not in NOT_THE_AGENT]
+    counted = [run for run in ran if run.error_kind not in apart]
     passed = sum(1 for run in counted if run.status == "passed")
     pass_rate = 100.0 * passed / len(counted) if counted else 0.0
     durations = [run.duration_ms for run in ran] or [0]

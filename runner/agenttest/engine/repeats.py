@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ..analysis import case_verdict
-from ..analysis.stability import NOT_THE_AGENT
+from ..analysis.stability import NOT_THE_AGENT, REPLAYED
 from ..cases.model import Case, InvalidCase
 from ..result_log import ResultLog
 from ..results import CaseResult
@@ -36,10 +36,12 @@ class Repeats:
     the collection of their results back into one result per entry. Invalid and skipped cases run once. Under
     `auto`, a case whose runs leave its verdict open asks for more: `added()` hands them to the scheduler."""
 
-    def __init__(self, entries: list[Entry], runs: RunCount, min_pass_rate: float, *, lean: bool = False) -> None:
+    def __init__(self, entries: list[Entry], runs: RunCount, min_pass_rate: float, *, lean: bool = False,
+                 replaying: bool = False) -> None:
         # The plan's own list: in a lean run an entry's place is emptied once its verdict is kept (`keep`).
         self.entries: list[Entry | None] = entries  # type: ignore[assignment]
         self.min_pass_rate = min_pass_rate
+        self.apart = REPLAYED if replaying else NOT_THE_AGENT     # the error kinds a case's verdict does not count
         self.limit = auto_limit(runs)
         first = FIRST_RUNS if self.limit is not None else int(runs)
         self._planned = [first if _repeated(entry) else 1 for entry in entries]     # each entry's runs, by index
@@ -78,7 +80,7 @@ class Repeats:
             self._added.extend(Unit(unit.index, unit.entry, run) for run in range(planned + 1, planned + more + 1))
             return None
         del self._results[unit.index]
-        verdict = case_verdict(ordered, self.min_pass_rate)
+        verdict = case_verdict(ordered, self.min_pass_rate, self.apart)
         if reason is not None and verdict.stability is not None:
             verdict.stability["stopped"] = reason
         return verdict
@@ -111,7 +113,7 @@ class Repeats:
         that do not still use up the case's MAX."""
         if self.limit is None or not _repeated(entry) or not all(run.ran for run in runs):
             return None, 0
-        counted = [run for run in runs if run.error_kind not in NOT_THE_AGENT]
+        counted = [run for run in runs if run.error_kind not in self.apart]
         passed = sum(1 for run in counted if run.status == "passed")
         if len(runs) >= self.limit:
             return "limit", 0

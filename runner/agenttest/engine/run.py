@@ -267,7 +267,8 @@ def _start(config: RunConfig, suite: Suite, pool: AgentPool, meter: Meter, plan:
     # Nothing after the cases reads a passed result's objects, nor a finished case, unless AfterAll is told every
     # result or rechecks run the cases again: the run keeps them as JSON, and lets the cases go (ResultLog).
     rechecking = reporting.baseline is not None and bool(options.recheck) and not options.interactive
-    repeats = Repeats(plan.entries, options.runs, options.min_pass_rate, lean=not options.after and not rechecking)
+    repeats = Repeats(plan.entries, options.runs, options.min_pass_rate, lean=not options.after and not rechecking,
+                      replaying=bool(options.replay))
     runners = (StandardRunner(services), _dynamic_runner(services, conversation_settings(config), plan.entries))
     scheduler = _scheduler(repeats, runners, reporting.reporters, config)
     # Cases not yet started are skipped, saying so; those in flight finish.
