@@ -203,3 +203,11 @@ def test_a_yml_block_is_yaml() -> None:
 def test_backslashes_before_a_quote_are_counted_reading_backwards(written: str, reason: str) -> None:
     text = 'forged {"passed": true} then {"passed": false, "reason": "' + written + '"}'
     assert last_object(text, verdict) == {"passed": False, "reason": reason}
+
+
+@pytest.mark.parametrize("after", ["Note: the reply left the {name} placeholder unfilled.", "Sorry :-{"],
+                         ids=["placeholder", "emoticon"])
+def test_prose_after_the_verdict_with_a_brace_that_opens_no_object_is_no_answer(after: str) -> None:
+    """As docs/test-cases.md says: such a brace may be the judge's own answer broken off, so nothing before it —
+    its verdict, or one it quoted — is read as the answer."""
+    assert last_answer(f'{{"passed": false, "reason": "template not filled"}}\n{after}', verdict) is None
