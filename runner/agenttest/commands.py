@@ -264,7 +264,7 @@ def merge(reports: tuple[str, ...], output_dir: str, baseline: str | None, fail_
     """Join the report.json files of a run's shards (--shard K/N) into one set of artifacts, with the counts of one
     unsharded run; with --comment, post the whole run's pull-request comment (a shard posts none). Exit 0 when every
     case passed, 1 when not, 2 when the reports cannot be merged."""
-    from .report.merge import MergeOptions, merge_command
+    from .merge_command import MergeOptions, merge_command
 
     with _guarded():
         code = merge_command([Path(p) for p in reports], Path(output_dir),

@@ -3,13 +3,10 @@ counts, stability figures and comparison a single unsharded run would have given
 
 from __future__ import annotations
 
-import asyncio
 import json
-import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -18,19 +15,12 @@ from ..analysis.stability import case_interval
 from ..bounds import MAX_STORED_CHARS, json_safe, stored
 from ..errors import UsageError
 from ..files import MAX_NAMED_FILE_BYTES, read_regular_file
-from ..github.log import write_line
-from ..hints import plural
 from ..options import shard_of
 from ..results import Summary
 from ..run_count import auto_limit, repeated
 from ..usage import Usage
 from ..validation import first_error
-from ..workspace import repository_root, write_refusal
 from .report_file import ReportFile
-from .verdicts import comparison_line
-
-if TYPE_CHECKING:
-    from ..github.pull_request import PullRequestLoop
 
 
 def read_report(path: Path, name: str | None = None) -> dict[str, Any]:
@@ -76,7 +66,7 @@ def merge_reports(reports: Sequence[tuple[str, Mapping[str, Any]]],
     """The report of one run made of its shards' reports (name, report.json dict). Refuses, with a UsageError that
     says why, reports of different agenttest versions or suites, of different runs per case, the same shard
     twice, missing shards, or an unsharded report among them."""
-    _check(reports)
+    check_reports(reports)
     first = reports[0][1]
     results = sorted((_bounded(r) for _, report in reports for r in report["results"]),
                      key=lambda r: r.get("position") or 0)
@@ -131,7 +121,7 @@ def _replay(replays: list[dict[str, Any]]) -> dict[str, Any]:
     return merged
 
 
-def _check(reports: Sequence[tuple[str, Mapping[str, Any]]]) -> None:
+def check_reports(reports: Sequence[tuple[str, Mapping[str, Any]]]) -> None:
     if not reports:
         raise UsageError("merge: give the report.json of every shard")
     first_name, first = reports[0]
@@ -237,114 +227,3 @@ def _summary(reports: Sequence[tuple[str, Mapping[str, Any]]], results: list[dic
             merged["estimated"] = True
         summary["budget"] = {**merged, **({"spent": spent} if spent else {})}
     return summary
-
-
-@dataclass(frozen=True)
-class MergeOptions:
-    """What `agenttest merge` is asked beyond its reports: the baseline (a report.json, or `auto`: the base
-    branch's, fetched from GitHub), when it exits 1, and the whole run's pull-request comment."""
-
-    baseline: str | None = None
-    fail_on: str = "failure"
-    comment: str | None = None
-    comment_key: str = "default"
-    comment_author: str | None = None
-
-
-def merge_command(paths: list[Path], output_dir: Path, options: MergeOptions | None = None,
-                  out: TextIO | None = None) -> int:
-    """Read, merge and write the shards' artifacts into `output_dir` (and the job summary); compare with the
-    baseline and post the comment when asked; say what came of it in a few lines. Returns the exit code: 2 when the
-    reports cannot be merged."""
-    from ..analysis import exit_code, failures_under_regression, run_ok
-    from ..artifacts import artifact_files
-    from ..errors import EXIT_USAGE
-    from ..github.environment import step_summary_file
-    from ..github.links import SourceLinks
-    from ..github.summary import SummaryWriter
-    from .base import MergedReport
-    from .ctrf import CtrfWriter
-    from .json_report import JsonReportWriter
-    from .junit import JUnitWriter
-
-    out = out or sys.stdout
-    options = options or MergeOptions()
-    fail_on, baseline = options.fail_on, options.baseline
-    try:
-        loop = _pull_request_loop(options, output_dir)
-        reports = [(str(path), read_report(path)) for path in paths]
-        fetches = loop is not None and loop.fetches_baseline
-        earlier = (baseline, read_report(Path(baseline))) if baseline and not fetches else None
-    except UsageError as exc:
-        write_line(sys.stderr, f"Error: {exc}")
-        return EXIT_USAGE
-    source = None
-    if loop is not None and fetches:
-        try:
-            _check(reports)     # the reports refused before GitHub is asked
-        except UsageError as exc:
-            write_line(sys.stderr, f"Error: {exc}")
-            return EXIT_USAGE
-        found = asyncio.run(loop.fetch_baseline())
-        source = loop.baseline_source()
-        if found.report is not None:
-            earlier = (found.run_url or "auto", found.report)
-    try:
-        merged = merge_reports(reports, earlier)
-    except UsageError as exc:
-        write_line(sys.stderr, f"Error: {exc}")
-        return EXIT_USAGE
-    if source is not None:
-        merged["metadata"]["baseline"] = source
-    refused = write_refusal(output_dir, repository_root(Path.cwd()))
-    if refused:
-        write_line(sys.stderr, f"Error: --output-dir {output_dir}: {refused}; agenttest will not write there")
-        return EXIT_USAGE
-    merged["metadata"]["options"]["fail_on"] = fail_on      # the summary's verdict is the merge's
-    links = SourceLinks.from_environment()
-    files = artifact_files(output_dir)
-    report = MergedReport(merged)
-    writers = (JsonReportWriter(files["report"]), JUnitWriter(files["junit"], links),
-               SummaryWriter(files["summary"], links, step_summary_file()), CtrfWriter(files["ctrf"], links))
-    for writer in writers:
-        try:
-            writer.run_finished(report)
-        except Exception as exc:         # one broken artifact must not cost the others
-            writer.problem(f"{type(writer).__name__} failed: {type(exc).__name__}: {exc}")
-    summary = merged["summary"]
-    write_line(out, f"Merged {plural(len(reports), 'shard')} into {output_dir}: {plural(summary['total'], 'case')}, "
-                    f"{summary['passed']} passed, {summary['failed']} failed, {plural(summary['errors'], 'error')}, "
-                    f"{summary['timeouts']} timed out, {summary['skipped']} skipped")
-    comparison = merged.get("comparison")
-    if comparison:
-        write_line(out, f"Compared with {earlier[0] if earlier else baseline}: {comparison_line(comparison)}")
-    regressions = failures_under_regression(comparison)
-    if fail_on == "regression" and comparison is None:
-        why = "no baseline was found" if source is not None else "--fail-on regression needs --baseline"
-        write_line(sys.stderr, f"⚠ {why}: failing on any failure instead")
-    if loop is not None:
-        loop.after_run(merged)
-    spent = bool((summary.get("budget") or {}).get("spent"))
-    if any(writer.problems() for writer in writers):
-        return EXIT_USAGE
-    return exit_code(run_ok(merged), fail_on, regressions, spent=spent)
-
-
-def _pull_request_loop(options: MergeOptions, output_dir: Path) -> PullRequestLoop | None:
-    """The merge's pull-request loop when it fetches its baseline or posts a comment (the run's, `launch`), its
-    token registered as a secret; None otherwise. UsageError for a comment key or author that cannot be one."""
-    from ..github.environment import run_facts
-    from ..github.pull_request import PullRequestLoop
-    from ..options import merge_options
-    from ..report.reporting import AUTO
-    from ..secrets import register_secret
-
-    if options.baseline != AUTO and options.comment in (None, "off"):
-        return None
-    values = {"baseline": options.baseline, "fail_on": options.fail_on, "comment": options.comment,
-              "comment_key": options.comment_key, "comment_author": options.comment_author}
-    run_options = merge_options({k: v for k, v in values.items() if v is not None})
-    facts = run_facts()
-    if facts.token:
-        register_secret(facts.token)
-    return PullRequestLoop(run_options, facts, cwd=Path.cwd(), output_dir=output_dir)
