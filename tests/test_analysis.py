@@ -131,3 +131,16 @@ def test_the_exit_code(ok: bool, fail_on: str, regressions: int | None, spent: b
                                             (85.714, "85.7"), (0.04, "0.1"), (0, "0.0"), (None, ""), (True, "")])
 def test_a_rate_below_100_never_reads_100(rate: Any, text: str) -> None:
     assert pass_rate_text(rate) == text       # a workflow gating on pass-rate == 100.0 must not pass 3,999 of 4,000
+
+
+def test_suites_that_moved_together_with_the_same_ids_are_matched_by_their_file_names() -> None:
+    """Yao numbers every suite's cases T001…: moving tests/ to suites/ moves two T001s at once, which the id alone
+    cannot pair; each file's own name can."""
+    baseline = report(result("T001", "passed", "tests/a.jsonl"), result("T002", "passed", "tests/a.jsonl"),
+                      result("T001", "passed", "tests/b.jsonl"), result("T002", "failed", "tests/b.jsonl"))
+    now = report(result("T001", "passed", "suites/a.jsonl"), result("T002", "failed", "suites/a.jsonl"),
+                 result("T001", "passed", "suites/b.jsonl"), result("T002", "failed", "suites/b.jsonl"))
+    comparison = compare(now, baseline, path="b.json")
+    assert [(c["file"], c["moved_from"]) for c in comparison["regressions"]] == [("suites/a.jsonl", "tests/a.jsonl")]
+    assert [c["file"] for c in comparison["still_failing"]] == ["suites/b.jsonl"]
+    assert (comparison["counts"]["new"], comparison["counts"]["removed"], comparison["introduced"]) == (0, 0, [])

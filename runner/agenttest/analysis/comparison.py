@@ -4,7 +4,9 @@ change introduced, new and removed cases, pass-rate and duration changes."""
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections import Counter
+from collections.abc import Callable, Mapping
+from pathlib import PurePosixPath
 from typing import Any
 
 from ..bounds import stored
@@ -118,20 +120,29 @@ def _new_duplicates(current: Mapping[str, Any], baseline: Mapping[str, Any]) -> 
 def _match_moved(before: dict[tuple[str, str], Mapping[str, Any]],
                  now: dict[tuple[str, str], Mapping[str, Any]]) -> None:
     """A case whose suite file was renamed or moved is still the same case: an id found once among the cases that
-    disappeared and once among those that appeared is matched across (the old entry is keyed by its new place)."""
-    gone = [key for key in before if key not in now]
-    fresh = [key for key in now if key not in before]
-    gone_ids = _unique_ids(gone)
-    for key in fresh:
-        if key[1] in gone_ids and _unique_ids(fresh).get(key[1]) == key:
-            before[key] = {**before.pop(gone_ids[key[1]]), "moved_from": gone_ids[key[1]][0]}
+    disappeared and once among those that appeared is matched across (the old entry is keyed by its new place);
+    then, among the rest, an id and its file's name found once each (suites that moved together, each numbering
+    its cases T001…)."""
+    for mark in (_case_id, _file_name_and_id):
+        gone = _unique([key for key in before if key not in now], mark)
+        for found, key in _unique([key for key in now if key not in before], mark).items():
+            old = gone.get(found)
+            if old is not None:
+                before[key] = {**before.pop(old), "moved_from": old[0]}
 
 
-def _unique_ids(keys: list[tuple[str, str]]) -> dict[str, tuple[str, str]]:
-    counts: dict[str, int] = {}
-    for _, case_id in keys:
-        counts[case_id] = counts.get(case_id, 0) + 1
-    return {case_id: key for key in keys for case_id in [key[1]] if counts[case_id] == 1}
+def _case_id(key: tuple[str, str]) -> Any:
+    return key[1]
+
+
+def _file_name_and_id(key: tuple[str, str]) -> Any:
+    return PurePosixPath(key[0]).name, key[1]
+
+
+def _unique(keys: list[tuple[str, str]], mark: Callable[[tuple[str, str]], Any]) -> dict[Any, tuple[str, str]]:
+    """The keys by their `mark`, those whose mark no other key shares."""
+    counts = Counter(mark(key) for key in keys)
+    return {found: key for key in keys if counts[found := mark(key)] == 1}
 
 
 def _redefined(result: Mapping[str, Any], old: Mapping[str, Any]) -> bool:
