@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from . import held_loop
 from .artifacts import ARTIFACT_FILES, artifact_paths, remove_stale
 from .assertions import regex_limit
 from .config import RunConfig, build_run_config, declared_output_dir
@@ -60,7 +61,7 @@ class Launch:
         if self.config is not None and self.error is None:
             self.loop = self._pull_request_loop(self.config)     # its token masked before the guard opens
         reporting: Reporting | None = None
-        with guarded_log(stream, guard=guard), owned_by_run(), regex_limit.owned():
+        with guarded_log(stream, guard=guard), owned_by_run(), regex_limit.owned(), held_loop.owned():
             if self.config is not None and self.error is None:
                 try:
                     reporting = self._reporting(self.config)

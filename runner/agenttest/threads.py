@@ -15,28 +15,33 @@ import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from .held_loop import awaiting, unless_stopping
 from .user_errors import record
 
 T = TypeVar("T")
 
 
-async def call_user(func: Callable[..., Any], *args: Any) -> Any:
+async def call_user(func: Callable[..., Any], *args: Any, deadline: float | None = None) -> Any:
     """Call a user's function, sync or async, and return what it returns (awaited when it is awaitable).
 
     Only as many of `args` are passed as the function takes positionally. A sync function runs in a daemon thread,
     so it neither blocks the other cases nor escapes the case's timeout. `sys.exit`, `KeyboardInterrupt` and other
     non-`Exception` escapes become a RuntimeError, so user code can fail a case but never end the run; cancellation
     of the calling task (a timeout, Ctrl-C) still propagates. What the function raised is recorded for the case's
-    report (`user_errors.record`); `user_errors.describe` says where in the user's code it was raised.
+    report (`user_errors.record`); `user_errors.describe` says where in the user's code it was raised. An async
+    function that holds the event loop past `deadline` (time.monotonic) is stopped there (`held_loop`).
     """
     args = args[:_arity(func, len(args))]
     try:
         if inspect.iscoroutinefunction(func):
-            result = await func(*args)
+            await unless_stopping()
+            with awaiting(deadline):
+                result = await func(*args)
         else:
             result = await run_in_thread(func, *args)
         if inspect.isawaitable(result):
-            result = await result
+            with awaiting(deadline):
+                result = await result
     except asyncio.CancelledError as exc:
         if _being_cancelled():
             raise

@@ -30,7 +30,7 @@ class PythonAgent:
     async def call(self, request: AgentRequest) -> AgentResponse:
         """Call the function with the request dict; whatever it raises (sys.exit too) is an AgentCallError."""
         try:
-            raw = await call_user(self._func, request.to_dict())
+            raw = await call_user(self._func, request.to_dict(), deadline=request.deadline)
         except AgentCallError:
             raise
         except Exception as exc:

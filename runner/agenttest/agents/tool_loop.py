@@ -41,7 +41,8 @@ class ToolKit:
             return ToolExecution(call.id, call.name, call.arguments, result=self.mocks[call.name])
         # A tool that raises is a tool that failed, as in every agent SDK: the model is told, and may go on.
         try:
-            raw = await call_user(self.functions[call.name], call.arguments, request.to_dict())
+            raw = await call_user(self.functions[call.name], call.arguments, request.to_dict(),
+                                  deadline=request.deadline)
             result = json.loads(json.dumps(from_python(raw), ensure_ascii=False, default=str))
         except Exception as exc:
             return ToolExecution(call.id, call.name, call.arguments, error=f"tool raised {describe(exc)}")

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .. import __version__
+from .. import __version__, held_loop
 from ..agent_paths import undefined_suite_agents
 from ..agents.base import Agent
 from ..agents.cache import HelperCache
@@ -345,7 +345,7 @@ def _parallel(config: RunConfig) -> int:
 async def _hooks_and_cases(run: _Run) -> None:
     """Stage hooks and cases: BeforeAll, every case's runs, AfterAll — a signal stops the scheduling and cancels
     what is in flight."""
-    with Interrupts(run.scheduler).handled() as interrupts, collecting() as tracebacks:
+    with Interrupts(run.scheduler).handled() as interrupts, held_loop.watched(), collecting() as tracebacks:
         before_all_data = await _before_all(run, interrupts)
         await run.scheduler.run()
         run.results = run.repeats.results(lambda entry: skipped_result(entry, "not run"))

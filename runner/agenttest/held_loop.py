@@ -1,0 +1,163 @@
+"""Async user code that holds the run's event loop, stopped.
+
+An `async def` agent, tool or hook runs on the run's event loop; one that blocks in it — `time.sleep`, `requests`,
+a loop that never awaits — holds every case with it: the timeouts (timers of that loop) never fire, `--parallel`
+runs one case at a time, and SIGINT and SIGTERM (handled when the loop turns) wait for it, so a CI job's cancel
+waited for the agent and the run then ended as if nothing had asked it to stop. (A sync function runs in a thread
+of its own: it holds nothing.)
+
+In a process the run owns (the CLI), on its main thread, while cases run (`watched`): a heartbeat on the loop says
+when it last turned, and
+
+- a SIGINT or SIGTERM that comes while the loop is held raises `LoopHeld` in the code holding it (so that the loop
+  turns and takes the signal as usual: the run stops, exit 130), and interrupts a blocking system call to do so;
+  no async user function starts until the loop has taken it (`unless_stopping`);
+- a watchdog thread that finds the loop held past the deadline of an async user call in flight (`awaiting`) sends
+  the main thread SIGUSR2, whose handler raises `LoopHeld` there: the call ends as an error naming the line.
+
+Elsewhere — the Python API and the pytest plugin (the caller's process and signals), another thread, Windows (no
+`pthread_kill`), or SIGUSR2 already someone's — nothing is watched.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import signal
+import threading
+from collections.abc import Iterator
+from time import monotonic
+from types import FrameType
+from typing import Any
+
+HELD = 1.0          # seconds without a turn of the loop: it is held
+GRACE = 0.5         # past a call's deadline before the watchdog stops it (a loop that turns late by less is busy)
+BEAT = 0.25         # the heartbeat's and the watchdog's period
+
+
+class LoopHeld(Exception):
+    """Raised in async user code that held the run's event loop."""
+
+    def __init__(self, seconds: float, when: str) -> None:
+        super().__init__(f"held the run's event loop for {seconds:.1f}s ({when}): a blocking call in async code "
+                         "(time.sleep, requests, a loop that never awaits) stops every case — await an async "
+                         "equivalent, or make the function sync (it then runs in a thread of its own)")
+
+
+class _Watch:
+    def __init__(self) -> None:
+        self.turned = monotonic()
+        self.deadlines: dict[int, float] = {}      # async user calls in flight: their deadlines (monotonic)
+        self.nudged = 0.0
+        self.signalled: int | None = None     # SIGINT or SIGTERM came: the run is stopping
+
+    def held(self) -> float:
+        """Seconds since the loop last turned; 0 while it turns."""
+        seconds = monotonic() - self.turned
+        return seconds if seconds >= HELD else 0.0
+
+    def overdue(self) -> bool:
+        now = monotonic()
+        return any(now > deadline + GRACE for deadline in list(self.deadlines.values()))
+
+    def on_signal(self, signum: int, frame: FrameType | None) -> None:
+        """SIGINT or SIGTERM, the Python side (the loop hears it through its wakeup fd): what holds the loop now
+        is stopped; what holds it later, by the watchdog."""
+        self.signalled = signum
+        self.on_nudge(signum, frame)
+
+    def on_nudge(self, signum: int, frame: FrameType | None) -> None:
+        """SIGUSR2 from the watchdog (or a signal): raise in the code holding the loop, if it is held by then."""
+        held = self.held()
+        if held and self.signalled is not None:
+            raise LoopHeld(held, f"{signal.Signals(self.signalled).name} came meanwhile")
+        if held and self.overdue():
+            raise LoopHeld(held, "past its case's deadline")
+
+    def watchdog(self, stop: threading.Event, main: int) -> None:
+        # The process's signals go to the main thread (or another that takes them), never this one.
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM, signal.SIGUSR2})
+        while not stop.wait(BEAT):
+            if self.held() and (self.signalled is not None or self.overdue()) and monotonic() - self.nudged > HELD:
+                self.nudged = monotonic()
+                signal.pthread_kill(main, signal.SIGUSR2)
+
+
+_owned = [False]                        # whether a run owns the process (`owned`)
+_watch: list[_Watch | None] = [None]    # the watch while cases run (`watched`)
+_tokens = itertools.count()
+
+
+@contextlib.contextmanager
+def owned() -> Iterator[None]:
+    """While a run owns the process, on its main thread (the CLI): its cases may be watched (`watched`)."""
+    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "pthread_kill"):
+        yield
+        return
+    _owned[0] = True
+    try:
+        yield
+    finally:
+        _owned[0] = False
+
+
+@contextlib.contextmanager
+def watched() -> Iterator[None]:
+    """While cases run on the running loop (inside the run's own SIGINT/SIGTERM handling): see the module."""
+    if not _owned[0] or threading.current_thread() is not threading.main_thread() \
+            or signal.getsignal(signal.SIGUSR2) not in (signal.SIG_DFL, None):
+        yield
+        return
+    loop = asyncio.get_running_loop()
+    watch = _Watch()
+    beat: list[asyncio.TimerHandle] = []
+
+    def heartbeat() -> None:
+        watch.turned = monotonic()
+        beat[:] = [loop.call_later(BEAT, heartbeat)]
+
+    heartbeat()
+    previous: dict[int, Any] = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)}
+    for signum in previous:
+        signal.signal(signum, watch.on_signal)      # interrupting system calls: a blocking read is one
+    signal.signal(signal.SIGUSR2, watch.on_nudge)
+    stop = threading.Event()
+    threading.Thread(target=watch.watchdog, args=(stop, threading.main_thread().ident), name="agenttest-watchdog",
+                     daemon=True).start()
+    _watch[0] = watch
+    try:
+        yield
+    finally:
+        _watch[0] = None
+        stop.set()
+        beat[0].cancel()
+        signal.signal(signal.SIGUSR2, signal.SIG_DFL)
+        for signum, handler in previous.items():
+            if handler is not None:
+                signal.signal(signum, handler)
+                signal.siginterrupt(signum, False)  # as the loop installed its own
+
+
+async def unless_stopping() -> None:
+    """Before an async user function starts: once a signal stopped one that held the loop, the loop takes the
+    signal first (the run stops, cancelling this call) rather than the next case's call holding it again."""
+    watch = _watch[0]
+    if watch is not None and watch.signalled is not None:
+        await asyncio.sleep(BEAT)
+
+
+@contextlib.contextmanager
+def awaiting(deadline: float | None) -> Iterator[None]:
+    """Around awaiting an async user function whose case must end by `deadline` (time.monotonic)."""
+    watch = _watch[0]
+    if watch is None or deadline is None:
+        yield
+        return
+    token = next(_tokens)
+    watch.turned = monotonic()          # the loop is turning: it runs this
+    watch.deadlines[token] = deadline
+    try:
+        yield
+    finally:
+        watch.deadlines.pop(token, None)
