@@ -39,6 +39,9 @@ def test_the_committed_schema_accepts_every_shipped_case_and_rejects_mistakes() 
     assert not validator.is_valid({"id": "x", "input": "hi", "asert": {"type": "contains", "value": "x"}})
     assert not validator.is_valid({"id": "x", "input": "hi", "assert": {"type": "contains", "negate": "yes"}})
     assert not validator.is_valid({"input": "hi"})
+    assert not validator.is_valid({"id": "x", "input": "hi", "assert": {"type": "containz", "value": "x"}})
+    assert not validator.is_valid({"id": "x", "input": "hi", "assert": "not_a_type"})
+    assert validator.is_valid({"id": "x", "input": "hi", "assert": [{"type": "regex", "value": "^h"}, {"value": 1}]})
 
 
 def test_the_suite_schema_takes_json_array_suites_as_the_readme_configures_it() -> None:

@@ -13,7 +13,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, WithJsonSchem
 from pydantic_core import PydanticCustomError
 
 from ..assertions import REGISTRY
-from ..assertions.base import json_type
+from ..assertions.base import json_type, known_types
 from ..assertions.options import AssertionOptions
 from ..durations import parse_timeout
 from .plain import skip_reason, timeout_seconds
@@ -249,8 +249,11 @@ def case_json_schema() -> dict[str, Any]:
     defs = schema.setdefault("$defs", {})
     defs["AssertionEntry"] = AssertionEntry.model_json_schema(by_alias=True)
     defs["AssertionEntry"]["allOf"] = _typed_options(defs)
+    defs["AssertionType"] = {"enum": known_types(), "description": "an assertion type"}   # `containz` is flagged
+    named = {"$ref": "#/$defs/AssertionType"}
+    defs["AssertionEntry"]["properties"]["type"]["anyOf"] = [named, {"type": "null"}]
     one = {"$ref": "#/$defs/AssertionEntry"}
-    forms = [one, {"type": "array", "items": one}, {"type": "string"}, {"type": "null"}]
+    forms = [one, {"type": "array", "items": one}, named, {"type": "null"}]
     for key in ("assert", "assertions"):
         schema["properties"][key]["anyOf"] = forms
     schema["properties"]["final"]["anyOf"] = forms
