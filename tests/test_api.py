@@ -206,7 +206,7 @@ def test_configs_are_found_as_the_cli_finds_them(tmp_path: Path, monkeypatch: py
     with pytest.raises(agenttest.ConfigError, match=r"no agenttest.yaml found \(looked in / and upward"):
         agenttest.load_config()
     (tmp_path / "bad.yaml").write_text("version: 1\nagents:\n  a: {provider: htp}\n")
-    with pytest.raises(agenttest.ConfigError, match=r"bad\.yaml: agents\.a\.provider: unknown provider 'htp'"):
+    with pytest.raises(agenttest.ConfigError, match=r"bad\.yaml:3: agents\.a\.provider: unknown provider 'htp'"):
         agenttest.load_config(tmp_path / "bad.yaml")
 
 

@@ -69,6 +69,26 @@ def test_errors_name_the_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
         assert str(path) in str(info.value)
 
 
+def test_config_problems_name_their_lines(tmp_path: Path) -> None:
+    """SPEC: a config error names the file and the line — of each problem, when there are several."""
+    one = _write(tmp_path / "one.yaml", "version: 1\nagents:\n  bot:\n    provider: python\n"
+                                        "    callable: bot:respond\n    timeot: 3\n")
+    with pytest.raises(ConfigError) as info:
+        load_project(one)
+    assert str(info.value) == f"{one}:6: agents.bot.timeot: unknown key"
+    several = _write(tmp_path / "several.yaml",
+                     "connectors:\n  openai.gpt4o:\n    base_url: http://x\n    model: m\n    models: n\n"
+                     "agents:\n  bot:\n    provider: http\n    url: http://x\n    headers: [a]\n"
+                     "defaults:\n  paralel: 3\n")
+    with pytest.raises(ConfigError) as info:
+        load_project(several)
+    said = str(info.value)
+    assert said.startswith(f"{several}: 3 problems:\n"), said
+    assert "  line 5: connectors.openai.gpt4o.models: unknown key" in said        # a name with a dot in it
+    assert "  line 10: agents.bot.headers: " in said
+    assert "  line 12: defaults.paralel: unknown run option (did you mean 'parallel'?)" in said
+
+
 def test_cli_beats_defaults_beats_builtin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("AGENTTEST_CONFIG", raising=False)
     _write(tmp_path / "agenttest.yaml", "defaults:\n  timeout: 30s\n  parallel: 8\n  name: x\n")

@@ -246,7 +246,7 @@ def test_the_config_option_and_a_config_mistake(pytester: pytest.Pytester) -> No
         """)
     result = pytester.runpytest_subprocess("--agenttest-config", "broken.yaml")
     result.assert_outcomes(errors=1)
-    result.stdout.fnmatch_lines(["*broken.yaml: agents.a.ulr: unknown key (did you mean 'url'?)*"])
+    result.stdout.fnmatch_lines(["*broken.yaml:5: agents.a.ulr: unknown key (did you mean 'url'?)*"])
 
 
 @pytest.mark.slow

@@ -179,7 +179,8 @@ def load_project(path: Path | None, *, plain: bool = False) -> ProjectConfig:
         return ProjectConfig(path=None)
     where = str(path)
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+        raw = yaml.safe_load(text)
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read: {exc}", Where(where)) from exc
     except yaml.YAMLError as exc:
@@ -197,7 +198,7 @@ def load_project(path: Path | None, *, plain: bool = False) -> ProjectConfig:
     if plain and not problems and plain_config(expanded):
         connectors, agents = _unread(expanded, where)
     else:
-        connectors, agents = _checked(expanded, problems, where)
+        connectors, agents = _checked(expanded, problems, where, text)
     # The keys are normalised as `_check_defaults` does (`output-dir` → `output_dir`); each is a known option.
     defaults = {str(key).replace("-", "_"): value for key, value in _mapping(expanded.get("defaults")).items()}
     return ProjectConfig(path=path, defaults=defaults, connectors=connectors, agents=agents, missing=missing,
@@ -215,10 +216,10 @@ def _unread(expanded: dict[str, Any], where: str) -> tuple[Settings, Settings]:
                      plain=_plain_model))
 
 
-def _checked(expanded: dict[str, Any], problems: list[str], where: str) -> tuple[Settings, Settings]:
+def _checked(expanded: dict[str, Any], problems: list[str], where: str, text: str) -> tuple[Settings, Settings]:
     """The connectors and agents of a config, read by their models; ConfigError naming every problem of the file
-    (`problems`, and those the models find). Each part is checked on its own, so that one mistake does not hide the
-    others."""
+    (`problems`, and those the models find) and its line in `text`. Each part is checked on its own, so that one
+    mistake does not hide the others."""
     from pydantic import ValidationError
 
     from .agents.settings import ConfigFile
@@ -234,7 +235,7 @@ def _checked(expanded: dict[str, Any], problems: list[str], where: str) -> tuple
         if isinstance(entry, dict) and (settings := _agent_settings(str(agent_id), entry, problems)) is not None:
             agents[str(agent_id)] = settings
     if problems:
-        raise ConfigError(problems_message(problems), Where(where))
+        raise _placed(problems, where, text)
     assert parsed is not None
     for connector in parsed.connectors.values():
         if connector.api_key:
@@ -266,6 +267,48 @@ def _plain_model(entry: dict[str, Any]) -> str | None:
         return None
     name = registry.PROVIDERS[entry["provider"]].settings_name
     return name if name in PLAIN_MODELS else None
+
+
+def _placed(problems: list[str], where: str, text: str) -> ConfigError:
+    """The ConfigError of `problems` (each `key.path: message`) at their lines of the file: one problem at its
+    line, as `file:line: …`; several each after its line (`line 7: agents.bot.timeot: unknown key`). A problem
+    whose key the file does not hold as written (a default, an expanded value) has no line."""
+    lines = _key_lines(text)
+
+    def line_of(problem: str) -> int | None:
+        path = problem.split(": ", 1)[0]
+        return lines.get(path) or lines.get(path.split(" (", 1)[0])
+
+    if len(problems) == 1:
+        return ConfigError(problems[0], Where(where, line_of(problems[0])))
+    placed = [f"line {line}: {problem}" if (line := line_of(problem)) else problem for problem in problems]
+    return ConfigError(problems_message(placed), Where(where))
+
+
+def _key_lines(text: str) -> dict[str, int]:
+    """Each key path of a YAML file, as problems name it (`agents.bot.timeout`, `pool[1].command`), and the line of
+    its key; {} when the file cannot be composed (it was loaded, so only anchors and the like could stop it)."""
+    try:
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError:
+        return {}
+    lines: dict[str, int] = {}
+
+    def walk(node: yaml.Node, path: str) -> None:
+        if isinstance(node, yaml.MappingNode):
+            for key, value in node.value:
+                inner = f"{path}.{key.value}" if path else str(key.value)
+                lines.setdefault(inner, key.start_mark.line + 1)
+                walk(value, inner)
+        elif isinstance(node, yaml.SequenceNode):
+            for index, item in enumerate(node.value):
+                inner = f"{path}[{index}]"
+                lines.setdefault(inner, item.start_mark.line + 1)
+                walk(item, inner)
+
+    if root is not None:
+        walk(root, "")
+    return lines
 
 
 def problems_message(problems: list[str]) -> str:

@@ -429,7 +429,7 @@ def test_config_errors_name_the_file_and_key(project: Project) -> None:
         """)
     run = project.run("-i", "suite.jsonl", "-n", "echo")
     assert run.code == 2
-    assert "agenttest.yaml: agents.echo.callabel: unknown key (did you mean 'callable'?)" in run.stderr
+    assert "agenttest.yaml:4: agents.echo.callabel: unknown key (did you mean 'callable'?)" in run.stderr
     project.write("agenttest.yaml", """
         agents:
           echo:
@@ -505,12 +505,12 @@ def test_every_config_problem_is_reported_at_once_with_its_key_path(project: Pro
     lines = run.stderr.splitlines()
     assert lines[0] == f"Error: {project.root / 'agenttest.yaml'}: 5 problems:"
     assert lines[1:] == [
-        "  connectors.main.base_url: expected a string, got number",
-        "  defaults.job_sumary: unknown run option (did you mean 'job_summary'?)",
-        "  defaults.parallel: expected an integer, got string",
-        "  agents.echo.provider: unknown provider 'pyton' (did you mean 'python'?; available: exec, http, openai, "
-        "python)",
-        "  agents.other.callabel: unknown key (did you mean 'callable'?)",
+        "  line 19: connectors.main.base_url: expected a string, got number",
+        "  line 4: defaults.job_sumary: unknown run option (did you mean 'job_summary'?)",
+        "  line 5: defaults.parallel: expected an integer, got string",
+        "  line 8: agents.echo.provider: unknown provider 'pyton' (did you mean 'python'?; available: exec, http, "
+        "openai, python)",
+        "  line 12: agents.other.callabel: unknown key (did you mean 'callable'?)",
     ]
 
 
@@ -538,10 +538,10 @@ def test_a_misspelt_provider_or_builtin_is_an_unknown_key_like_any_other(project
     assert run.code == 2 and "Traceback" not in run.stderr
     assert run.stderr.splitlines() == [
         f"Error: {project.root / 'agenttest.yaml'}: 4 problems:",
-        "  agents.bot.provder: unknown key (did you mean 'provider'?)",
-        "  agents.bot.ulr: unknown key (did you mean 'url'?)",
-        "  agents.judge.bultin: unknown key (did you mean 'builtin'?)",
-        "  agents.bare: needs 'provider' (exec, http, openai, python) or 'builtin'",
+        "  line 8: agents.bot.provder: unknown key (did you mean 'provider'?)",
+        "  line 9: agents.bot.ulr: unknown key (did you mean 'url'?)",
+        "  line 11: agents.judge.bultin: unknown key (did you mean 'builtin'?)",
+        "  line 13: agents.bare: needs 'provider' (exec, http, openai, python) or 'builtin'",
     ]
     project.write("agenttest.yaml", """
         agents:
@@ -551,8 +551,8 @@ def test_a_misspelt_provider_or_builtin_is_an_unknown_key_like_any_other(project
         """)
     alone = project.run("validate", "-i", "suite.jsonl")
     assert alone.code == 2
-    assert alone.stderr.strip() == (f"Error: {project.root / 'agenttest.yaml'}: agents.echo.provder: unknown key "
-                                    "(did you mean 'provider'?)")
+    assert alone.stderr.strip() == (f"Error: {project.root / 'agenttest.yaml'}:3: agents.echo.provder: unknown "
+                                    "key (did you mean 'provider'?)")
 
 
 def test_missing_input_file_and_unknown_agent_exit_2(project: Project) -> None:
