@@ -475,6 +475,22 @@ def test_merge_without_a_baseline_to_fetch_says_why_and_a_bad_comment_key_is_a_u
     assert comment.body.count("**No comparison with the base branch:** no baseline: no workflow ci.yml") == 1
 
 
+def test_a_merge_queues_group_is_compared_with_the_branch_it_merges_into(repo: Repo) -> None:
+    main = repo.api.add_run(branch="main")
+    repo.api.add_artifact(main, zip_of({"report.json": baseline_report(repo)}))
+    repo.break_cases("flip")
+    repo.event = {"merge_group": {"base_ref": "refs/heads/main", "base_sha": "ba5e" * 10,
+                                  "head_ref": "refs/heads/gh-readonly-queue/main/pr-7-c0ffee", "head_sha": HEAD_SHA}}
+    step = repo.cli(1600, "--baseline", "auto", "--fail-on", "regression", event_name="merge_group",
+                    ref_name="gh-readonly-queue/main/pr-7-c0ffee")
+    assert step.code == 1, step.log
+    assert step.report["metadata"]["baseline"]["branch"] == "main"
+    assert [entry["id"] for entry in step.report["comparison"]["regressions"]] == ["flip"]
+    [listed] = repo.api.calls("GET", "/actions/workflows/ci.yml/runs")
+    assert (listed.query["branch"], listed.query["event"]) == ("main", "push")
+    assert step.outputs["comment"] == "no comment: a merge_group event has no pull request to comment on"
+
+
 def test_github_enterprise_through_its_api_url(tmp_path: Path) -> None:
     with FakeGitHub(prefix="/api/v3", server_url="https://ghe.example.com") as api:
         root = tmp_path / "agents"

@@ -3,9 +3,10 @@
 The launch path builds a `PullRequestLoop` from the run's options and the runner's environment before the run. With
 `--baseline auto` its `find_baseline` goes to the engine (`Reporting.find_baseline`), which calls it once the run is
 prepared and checked, before any case runs, so that every artifact holds the comparison: the base branch of a pull
-request (`$GITHUB_EVENT_PATH`), or the branch of a push — anything else, or no token or repository, is no baseline,
-with the reason. After the run, once every artifact is written and whatever the verdict, `after_run` posts or edits
-the comment (`--comment`) and writes the `comment` and `baseline` step outputs.
+request (`$GITHUB_EVENT_PATH`), the branch a merge queue's group merges into, or the branch of a push — anything
+else, or no token or repository, is no baseline, with the reason. After the run, once every artifact is written
+and whatever the verdict, `after_run` posts or edits the comment (`--comment`) and writes the `comment` and
+`baseline` step outputs.
 
 A failure of GitHub — a fork's read-only token, a missing permission, a 404, a 5xx, a rate limit longer than the run
 may wait — is one `::notice::` or `::warning::` naming what and why (a plain line outside GitHub Actions), and the
@@ -42,6 +43,7 @@ if TYPE_CHECKING:     # the REST client (aiohttp), the baseline and the comment 
     from .comment_markdown import CommentLinks
 
 PULL_REQUEST_EVENTS = ("pull_request", "pull_request_target")
+MERGE_GROUP = "merge_group"     # a merge queue's run: compared with the branch its group merges into
 BUDGET = 120.0      # seconds each of the baseline and the comment may spend on GitHub, waits for rate limits included
 NO_TOKEN = "no GitHub token (set GITHUB_TOKEN; the Action passes its github-token input)"
 NO_AUTHOR = ("the token is not the workflow's GITHUB_TOKEN, so its comments are its owner's: set comment-author "
@@ -80,6 +82,18 @@ def pull_request_of(event_name: str | None, payload: Mapping[str, Any]) -> PullR
     return PullRequest(number, text(base.get("ref")), text(head.get("sha")), text(repo.get("full_name")))
 
 
+def queued_onto(event_name: str | None, payload: Mapping[str, Any]) -> str | None:
+    """The branch a `merge_group` event's group merges into (`merge_group.base_ref`, `refs/heads/main` → `main`),
+    or None (another event, or a payload without one)."""
+    if event_name != MERGE_GROUP:
+        return None
+    group = payload.get("merge_group")
+    ref = group.get("base_ref") if isinstance(group, Mapping) else None
+    if not isinstance(ref, str) or not ref.startswith("refs/heads/") or ref == "refs/heads/":
+        return None
+    return ref.removeprefix("refs/heads/")
+
+
 class PullRequestLoop:
     """The baseline fetched and the comment kept for one run; see the module's docstring."""
 
@@ -98,9 +112,10 @@ class PullRequestLoop:
         self.comment: CommentOutcome | None = None
         self.event_problem: str | None = None
         payload: dict[str, Any] = {}
-        if facts.event_name in PULL_REQUEST_EVENTS and (self.mode != "off" or self.given == AUTO):
+        if facts.event_name in (*PULL_REQUEST_EVENTS, MERGE_GROUP) and (self.mode != "off" or self.given == AUTO):
             payload, self.event_problem = read_event(facts.event_path)
         self.pull_request = pull_request_of(facts.event_name, payload)
+        self.queued_onto = queued_onto(facts.event_name, payload)
 
     @property
     def fetches_baseline(self) -> bool:
@@ -147,6 +162,11 @@ class PullRequestLoop:
                 return None, (f"no baseline: {self.event_problem or 'the event payload names no pull request'} "
                               "(its base branch is the one compared with)")
             return self.pull_request.base_ref, ""
+        if event == MERGE_GROUP:
+            if not self.queued_onto:
+                return None, (f"no baseline: {self.event_problem or 'the event payload names no base branch'} "
+                              "(a merge queue's group is compared with the branch it merges into)")
+            return self.queued_onto, ""
         if event == "push":
             if not facts.ref_name:
                 return None, "no baseline: GITHUB_REF_NAME does not name the branch pushed to"
