@@ -425,3 +425,13 @@ def test_validate_and_schema_know_the_steps(project: Project) -> None:
     assert {"turns", "guards", "final", "interactive"} <= set(schema["properties"])
     assert "by_turn" in schema["$defs"]["CheckpointEntry"]["properties"]
     assert set(schema["$defs"]["TurnEntry"]["properties"]) == {"input", "assert", "assertions", "options", "simulate"}
+
+
+def test_a_final_judge_that_fails_ends_the_conversation_as_an_error(project: Project) -> None:
+    """docs/conversations.md: `termination: error` when the agent, the simulator or a judge failed — the final
+    judge too, after the turns completed."""
+    project.suite("s.jsonl", {"id": "f", "turns": [{"input": "hi"}],
+                              "final": {"type": "agent", "use": "agents:rogue", "value": "polite"}})
+    result = run(project, None, "-i", "s.jsonl").result("f")
+    assert (result["status"], result["error_kind"]) == ("error", "judge"), result
+    assert result["metadata"]["termination"] == "error"

@@ -348,6 +348,7 @@ class DynamicRunner(CaseRunner):
         result.assertions = verdicts
         stuck = undecided(verdicts)
         if stuck is not None:
+            talk.termination = "error"      # the turns completed (or reached their checkpoints); the judge failed
             raise CaseFailure("error", f"final: {stuck.message}", stuck.error_kind)
         failed = failure_message(verdicts)
         if failed:
