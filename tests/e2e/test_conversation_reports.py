@@ -73,3 +73,12 @@ def test_a_static_conversation_and_its_ending_in_every_report(project: Project) 
     assert "**Conversation** — 1 turn, 0 of 1 checkpoints reached · ended: turns completed" in summary
     junit = (project.root / "agenttest-results" / "junit.xml").read_text()
     assert 'message="turns completed without reaching: zed" type="checkpoint"' in junit
+
+
+def test_a_turn_given_as_content_parts_shows_its_text_in_the_console(project: Project) -> None:
+    parts = {"role": "user", "content": [{"type": "text", "text": "I want a refund"}]}
+    project.suite("s.jsonl", {"id": "parts", "turns": [{"input": parts}, {"input": "thanks"}]})
+    result = run(project, None, "-i", "s.jsonl")
+    lines = result.stdout.splitlines()
+    start = lines.index("► [parts] I want a refund")
+    assert lines[start + 1].startswith('  └─ Turn 1: "I want a refund"'), lines   # (the shop fails on parts)

@@ -405,11 +405,15 @@ def _checkpoint_tally(metadata: dict[str, Any]) -> str:
 
 
 def summarize_input(value: Any) -> str:
-    """Yao's input preview: a string; a message's text; the last user message of a list; text parts joined."""
+    """Yao's input preview: a string; a message's text; the last user message of a list; text parts joined (a
+    message's content, as a turn keeps it, or a list of parts itself)."""
     if isinstance(value, str):
         return value
     if isinstance(value, dict):
         return _content_text(value.get("content"))
+    if isinstance(value, list) and value and all(isinstance(p, dict) and "type" in p and "role" not in p
+                                                 for p in value):
+        return _content_text(value)
     if isinstance(value, list):
         for message in reversed(value):
             if isinstance(message, dict) and message.get("role", "user") == "user":
