@@ -49,6 +49,7 @@ def _error(model: type[BaseModel], value: Any) -> ValidationError:
     (Agent, {}, "agents.a", "agents.a.command: required"),
     (Agent, {"command": ["x"], "timeout": 0}, "agents.a", "agents.a.timeout: must be at least 1"),
     (Agent, {"command": "x"}, "", "command: expected an array, got string"),
+    (Agent, {"command": ["x"], "timeout": "soon"}, "", "timeout: expected an integer, got string"),   # lax: parsed
     (Project, {"version": 2}, "", "version: Input should be 1"),
     (Project, {"conectors": {}}, "", "conectors: unknown key (did you mean 'connectors'?)"),
     (Project, {"Assert": "x"}, "", "Assert: unknown key (did you mean 'assert'? keys are case-sensitive)"),

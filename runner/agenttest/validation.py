@@ -26,6 +26,8 @@ _EXPECTED = {
     "string_type": "a string", "bool_type": "true or false", "int_type": "an integer", "float_type": "a number",
     "dict_type": "an object", "model_type": "an object", "model_attributes_type": "an object",
     "list_type": "an array",
+    # a lax field given a string that is not one (`price: {input: lots}`)
+    "float_parsing": "a number", "int_parsing": "an integer", "bool_parsing": "true or false",
 }
 _BOUNDS = {"greater_than_equal": ("at least", "ge"), "less_than_equal": ("at most", "le"),
            "greater_than": ("more than", "gt"), "less_than": ("less than", "lt")}
