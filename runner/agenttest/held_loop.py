@@ -11,9 +11,13 @@ when it last turned, and
 
 - a SIGINT or SIGTERM that comes while the loop is held raises `LoopHeld` in the code holding it (so that the loop
   turns and takes the signal as usual: the run stops, exit 130), and interrupts a blocking system call to do so;
-  no async user function starts until the loop has taken it (`unless_stopping`);
+  no case's async user function starts until the loop has taken it (`unless_stopping`);
 - a watchdog thread that finds the loop held past the deadline of an async user call in flight (`awaiting`) sends
   the main thread SIGUSR2, whose handler raises `LoopHeld` there: the call ends as an error naming the line.
+
+Only an async user call of a case (an agent, a tool: `awaiting` knows its task and deadline) is ever stopped, never
+agenttest's own code, another task, or a hook (an After hook cleans up after an interrupt). The run's worker threads
+leave these signals to the main thread (`quiet_thread`).
 
 Elsewhere — the Python API and the pytest plugin (the caller's process and signals), another thread, Windows (no
 `pthread_kill`), or SIGUSR2 already someone's — nothing is watched.
@@ -48,9 +52,11 @@ class LoopHeld(Exception):
 class _Watch:
     def __init__(self) -> None:
         self.turned = monotonic()
-        self.deadlines: dict[int, float] = {}      # async user calls in flight: their deadlines (monotonic)
+        # Async user calls in flight that a case's deadline bounds: the task each runs on, and the deadline.
+        self.calls: dict[int, tuple[asyncio.Task[Any] | None, float]] = {}
         self.nudged = 0.0
         self.signalled: int | None = None     # SIGINT or SIGTERM came: the run is stopping
+        self.closed = False
 
     def held(self) -> float:
         """Seconds since the loop last turned; 0 while it turns."""
@@ -59,7 +65,7 @@ class _Watch:
 
     def overdue(self) -> bool:
         now = monotonic()
-        return any(now > deadline + GRACE for deadline in list(self.deadlines.values()))
+        return any(now > deadline + GRACE for _, deadline in list(self.calls.values()))
 
     def on_signal(self, signum: int, frame: FrameType | None) -> None:
         """SIGINT or SIGTERM, the Python side (the loop hears it through its wakeup fd): what holds the loop now
@@ -68,16 +74,30 @@ class _Watch:
         self.on_nudge(signum, frame)
 
     def on_nudge(self, signum: int, frame: FrameType | None) -> None:
-        """SIGUSR2 from the watchdog (or a signal): raise in the code holding the loop, if it is held by then."""
+        """SIGUSR2 from the watchdog (or a signal): raise in the code holding the loop when it is an async user call
+        this watch knows (`awaiting`) — never in agenttest's own code, a hook's teardown, or another case's task —
+        and a signal came or its deadline passed."""
         held = self.held()
-        if held and self.signalled is not None:
-            raise LoopHeld(held, f"{signal.Signals(self.signalled).name} came meanwhile")
-        if held and self.overdue():
-            raise LoopHeld(held, "past its case's deadline")
+        if self.closed or not held:
+            return
+        try:
+            task = asyncio.current_task()
+        except RuntimeError:        # no loop running: nothing of a case's is
+            return
+        deadlines = [deadline for holder, deadline in list(self.calls.values()) if holder is task]
+        if not deadlines:
+            return
+        if self.signalled is not None:
+            why = f"{signal.Signals(self.signalled).name} came meanwhile"
+        elif any(monotonic() > deadline + GRACE for deadline in deadlines):
+            why = "past its case's deadline"
+        else:
+            return
+        self.turned = self.nudged = monotonic()     # the loop turns now: no second nudge lands elsewhere
+        raise LoopHeld(held, why)
 
     def watchdog(self, stop: threading.Event, main: int) -> None:
-        # The process's signals go to the main thread (or another that takes them), never this one.
-        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM, signal.SIGUSR2})
+        quiet_thread()      # the process's signals go to the main thread, never this one
         while not stop.wait(BEAT):
             if self.held() and (self.signalled is not None or self.overdue()) and monotonic() - self.nudged > HELD:
                 self.nudged = monotonic()
@@ -123,14 +143,17 @@ def watched() -> Iterator[None]:
         signal.signal(signum, watch.on_signal)      # interrupting system calls: a blocking read is one
     signal.signal(signal.SIGUSR2, watch.on_nudge)
     stop = threading.Event()
-    threading.Thread(target=watch.watchdog, args=(stop, threading.main_thread().ident), name="agenttest-watchdog",
-                     daemon=True).start()
+    watchdog = threading.Thread(target=watch.watchdog, args=(stop, threading.main_thread().ident),
+                                name="agenttest-watchdog", daemon=True)
+    watchdog.start()
     _watch[0] = watch
     try:
         yield
     finally:
+        watch.closed = True         # a nudge still on its way does nothing
         _watch[0] = None
         stop.set()
+        watchdog.join(1.0)          # before SIGUSR2 is the default again, which would end the process
         beat[0].cancel()
         signal.signal(signal.SIGUSR2, signal.SIG_DFL)
         for signum, handler in previous.items():
@@ -139,25 +162,34 @@ def watched() -> Iterator[None]:
                 signal.siginterrupt(signum, False)  # as the loop installed its own
 
 
-async def unless_stopping() -> None:
-    """Before an async user function starts: once a signal stopped one that held the loop, the loop takes the
-    signal first (the run stops, cancelling this call) rather than the next case's call holding it again."""
+def quiet_thread() -> None:
+    """In a thread of the run's while its cases are watched: SIGINT, SIGTERM and SIGUSR2 go to the main thread,
+    where they can stop what holds the loop, rather than to this one."""
+    if _watch[0] is not None:
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM, signal.SIGUSR2})
+
+
+async def unless_stopping(deadline: float | None) -> None:
+    """Before a case's async user function starts: once a signal came, the loop takes it first (the run stops,
+    cancelling this call) rather than the next case's call holding it again. (A hook, with no deadline, runs: an
+    After hook cleans up after an interrupt.)"""
     watch = _watch[0]
-    if watch is not None and watch.signalled is not None:
+    if watch is not None and watch.signalled is not None and deadline is not None:
         await asyncio.sleep(BEAT)
 
 
 @contextlib.contextmanager
 def awaiting(deadline: float | None) -> Iterator[None]:
-    """Around awaiting an async user function whose case must end by `deadline` (time.monotonic)."""
+    """Around awaiting an async user function whose case must end by `deadline` (time.monotonic): the code that
+    holds the loop in it may be stopped (`on_nudge`). Without a deadline (a hook), nothing is watched."""
     watch = _watch[0]
     if watch is None or deadline is None:
         yield
         return
     token = next(_tokens)
     watch.turned = monotonic()          # the loop is turning: it runs this
-    watch.deadlines[token] = deadline
+    watch.calls[token] = (asyncio.current_task(), deadline)
     try:
         yield
     finally:
-        watch.deadlines.pop(token, None)
+        watch.calls.pop(token, None)

@@ -15,7 +15,7 @@ import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from .held_loop import awaiting, unless_stopping
+from .held_loop import awaiting, quiet_thread, unless_stopping
 from .user_errors import record
 
 T = TypeVar("T")
@@ -34,7 +34,7 @@ async def call_user(func: Callable[..., Any], *args: Any, deadline: float | None
     args = args[:_arity(func, len(args))]
     try:
         if inspect.iscoroutinefunction(func):
-            await unless_stopping()
+            await unless_stopping(deadline)
             with awaiting(deadline):
                 result = await func(*args)
         else:
@@ -75,6 +75,7 @@ async def run_in_thread(func: Callable[..., T], *args: Any) -> T:
             loop.call_soon_threadsafe(settle, outcome)
 
     def target() -> None:
+        quiet_thread()
         try:
             value = context.run(func, *args)
         except BaseException as exc:  # handed to the awaiting coroutine, which decides
