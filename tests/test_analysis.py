@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from agenttest.analysis import case_verdict, compare, exit_code, pass_at_k, pass_rate_text, stability_summary
+from agenttest.analysis.stability import outside_the_replay
 from agenttest.results import CaseResult
 
 
@@ -24,6 +25,18 @@ def test_runs_that_failed_outside_the_agent_are_not_counted_against_it() -> None
     assert (verdict.stability["runs"], verdict.stability["passed"], verdict.stability["failed"]) == (4, 3, 0)
     assert verdict.stability["infra_errors"] == 1 and verdict.stability["flaky"] is False
     assert verdict.stability["pass_rate"] == 100.0
+
+
+def test_in_a_replay_a_recorded_infra_error_is_still_apart_and_a_miss_counts_against_the_case() -> None:
+    blip = run("error", kind="infra", error="agent error: cannot connect to http://x: Connection refused")
+    miss = run("error", kind="infra", error="agent error: replay: no recording of this target call to a in t.json")
+    replayed = case_verdict([run(), blip, run()], apart=outside_the_replay)
+    assert replayed.status == "passed"                       # as the recorded (live) run decided
+    assert case_verdict([run(), blip, run()]).status == "passed"
+    missed = case_verdict([run(), miss, run()], apart=outside_the_replay)
+    assert (missed.status, missed.error_kind) == ("error", "infra")
+    assert missed.error is not None and missed.error.startswith("2 of 3 runs passed")
+    assert case_verdict([run(), miss, run()]).status == "passed"     # live, an infra error is apart
 
 
 def test_a_case_whose_every_run_failed_outside_the_agent_is_that_error() -> None:
@@ -144,3 +157,12 @@ def test_suites_that_moved_together_with_the_same_ids_are_matched_by_their_file_
     assert [(c["file"], c["moved_from"]) for c in comparison["regressions"]] == [("suites/a.jsonl", "tests/a.jsonl")]
     assert [c["file"] for c in comparison["still_failing"]] == ["suites/b.jsonl"]
     assert (comparison["counts"]["new"], comparison["counts"]["removed"], comparison["introduced"]) == (0, 0, [])
+
+
+def test_a_shard_matches_no_case_by_file_name_to_one_another_shard_ran() -> None:
+    """In a part of a run, the baseline's cases it did not run are not gone: a new T001 in a new suite is new."""
+    baseline = report(result("T001", "passed", "a/cases.jsonl"), result("T001", "passed", "d/smoke.jsonl"),
+                      result("T001", "passed", "b/evals.jsonl"))
+    shard = report(result("T001", "passed", "b/evals.jsonl"), result("T001", "failed", "c/cases.jsonl"))
+    comparison = compare(shard, baseline, path="b.json", partial=True)
+    assert comparison["regressions"] == [] and [c["file"] for c in comparison["introduced"]] == ["c/cases.jsonl"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import copy
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from ..results import CaseResult
@@ -16,9 +16,19 @@ from .outcome import interval_text, one_place
 
 # Runs that failed for reasons outside the agent (τ²-bench leaves them out of pass^k) are not counted there.
 NOT_THE_AGENT = ("infra",)
-# A replay's runs: its `infra` errors are misses (or cassettes it cannot read), which say the recording does not
-# hold the run — no chance of the network — and count against the case.
-REPLAYED: tuple[str, ...] = ()
+
+
+def outside_the_agent(run: CaseResult) -> bool:
+    """Whether a run failed outside the agent (a connection refused, a DNS failure): counted apart, not as a
+    failure."""
+    return run.error_kind in NOT_THE_AGENT
+
+
+def outside_the_replay(run: CaseResult) -> bool:
+    """`outside_the_agent` in a replay: a recorded infra error still is; a replay's own miss (or a cassette it cannot
+    read, an agent changed since) is not — the recording does not hold the run, which no chance explains — and
+    counts against the case."""
+    return outside_the_agent(run) and not (run.error or "").split(": ", 1)[-1].startswith("replay: ")
 
 
 def stability_class(pass_rate: float) -> str:
@@ -41,7 +51,7 @@ def stability_label(passed: int, counted: int) -> str:
 
 
 def case_verdict(runs: Sequence[CaseResult], min_pass_rate: float = 100.0,
-                 apart: tuple[str, ...] = NOT_THE_AGENT) -> CaseResult:
+                 apart: Callable[[CaseResult], bool] = outside_the_agent) -> CaseResult:
     """One case's result over its runs. A single run is its own result. Over several, the case passes when at
     least `min_pass_rate` percent of its counted runs pass — runs that failed outside the agent (infra) are not
     counted, as in pass^k; the result shown is a run that explains the verdict (the first failing one for a failed
@@ -52,7 +62,7 @@ def case_verdict(runs: Sequence[CaseResult], min_pass_rate: float = 100.0,
     ran = [run for run in runs if run.ran]
     if not ran:                      # the run stopped before this case: skipped, as a single run would be
         return runs[0]
-    counted = [run for run in ran if run.error_kind not in apart]
+    counted = [run for run in ran if not apart(run)]
     passed = [run for run in counted if run.status == "passed"]
     failing = [run for run in counted if run.status != "passed"]
     complete = len(ran) == len(runs)
@@ -84,14 +94,14 @@ def case_verdict(runs: Sequence[CaseResult], min_pass_rate: float = 100.0,
 
 
 def stability_row(result: CaseResult, runs: Sequence[CaseResult], min_pass_rate: float,
-                  apart: tuple[str, ...] = NOT_THE_AGENT) -> dict[str, Any]:
+                  apart: Callable[[CaseResult], bool] = outside_the_agent) -> dict[str, Any]:
     """The case's line of `stability_results` (Yao's fields, plus `flaky`, `counted_as`, `infra_errors`,
-    `not_run`, `file`, `line`). Runs that failed outside the agent (the kinds in `apart`) are counted apart, not as
+    `not_run`, `file`, `line`). Runs that failed outside the agent (`apart` says which) are counted apart, not as
     failures."""
     import statistics
 
     ran = [run for run in runs if run.ran]
-    counted = [run for run in ran if run.error_kind not in apart]
+    counted = [run for run in ran if not apart(run)]
     passed = sum(1 for run in counted if run.status == "passed")
     pass_rate = 100.0 * passed / len(counted) if counted else 0.0
     durations = [run.duration_ms for run in ran] or [0]

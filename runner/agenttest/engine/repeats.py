@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ..analysis import case_verdict
-from ..analysis.stability import NOT_THE_AGENT, REPLAYED
+from ..analysis.stability import outside_the_agent, outside_the_replay
 from ..cases.model import Case, InvalidCase
 from ..result_log import ResultLog
 from ..results import CaseResult
@@ -41,7 +41,7 @@ class Repeats:
         # The plan's own list: in a lean run an entry's place is emptied once its verdict is kept (`keep`).
         self.entries: list[Entry | None] = entries  # type: ignore[assignment]
         self.min_pass_rate = min_pass_rate
-        self.apart = REPLAYED if replaying else NOT_THE_AGENT     # the error kinds a case's verdict does not count
+        self.apart = outside_the_replay if replaying else outside_the_agent    # runs a verdict does not count
         self.limit = auto_limit(runs)
         first = FIRST_RUNS if self.limit is not None else int(runs)
         self._planned = [first if _repeated(entry) else 1 for entry in entries]     # each entry's runs, by index
@@ -113,7 +113,7 @@ class Repeats:
         that do not still use up the case's MAX."""
         if self.limit is None or not _repeated(entry) or not all(run.ran for run in runs):
             return None, 0
-        counted = [run for run in runs if run.error_kind not in self.apart]
+        counted = [run for run in runs if not self.apart(run)]
         passed = sum(1 for run in counted if run.status == "passed")
         if len(runs) >= self.limit:
             return "limit", 0
