@@ -89,6 +89,18 @@ def test_config_problems_name_their_lines(tmp_path: Path) -> None:
     assert "  line 12: defaults.paralel: unknown run option (did you mean 'parallel'?)" in said
 
 
+def test_a_config_problems_line_is_the_key_yaml_keeps(tmp_path: Path) -> None:
+    twice = _write(tmp_path / "twice.yaml", "agents:\n  bot:\n    provider: python\n    callable: bot:respond\n"
+                                            "    callable: 5\n")
+    with pytest.raises(ConfigError) as info:
+        load_project(twice)
+    assert str(info.value).startswith(f"{twice}:5: agents.bot.callable: expected a string"), str(info.value)
+    hyphen = _write(tmp_path / "hyphen.yaml", "version: 1\ndefaults:\n  output-dir: 5\n")
+    with pytest.raises(ConfigError) as info:
+        load_project(hyphen)
+    assert str(info.value).startswith(f"{hyphen}:3: defaults.output_dir: expected a string"), str(info.value)
+
+
 def test_cli_beats_defaults_beats_builtin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("AGENTTEST_CONFIG", raising=False)
     _write(tmp_path / "agenttest.yaml", "defaults:\n  timeout: 30s\n  parallel: 8\n  name: x\n")

@@ -252,6 +252,8 @@ def schema() -> None:
                                                           "the base branch's last report, fetched from GitHub.")
 @click.option("--fail-on", type=click.Choice(get_args(FailOn)), default="failure",
               show_default=True, help="When the merge exits 1: any failure, only regressions, or never.")
+@click.option("--baseline-artifact", default="agenttest-results", metavar="NAME",
+              help="The artifact --baseline auto takes report.json from [agenttest-results].")
 @click.option("--comment", type=click.Choice(get_args(CommentMode)), metavar="MODE",
               help="The pull-request comment of the whole run: auto (on pull_request events), always, failures, off "
                    "[off].")
@@ -259,8 +261,8 @@ def schema() -> None:
               help="Several suites, several comments: each key keeps its own [default].")
 @click.option("--comment-author", metavar="LOGIN", help="The login the token comments as [github-actions[bot] with "
                                                         "the workflow's GITHUB_TOKEN].")
-def merge(reports: tuple[str, ...], output_dir: str, baseline: str | None, fail_on: str, comment: str | None,
-          comment_key: str, comment_author: str | None) -> None:
+def merge(reports: tuple[str, ...], output_dir: str, baseline: str | None, fail_on: str, baseline_artifact: str,
+          comment: str | None, comment_key: str, comment_author: str | None) -> None:
     """Join the report.json files of a run's shards (--shard K/N) into one set of artifacts, with the counts of one
     unsharded run; with --comment, post the whole run's pull-request comment (a shard posts none). Exit 0 when every
     case passed, 1 when not, 2 when the reports cannot be merged."""
@@ -268,7 +270,8 @@ def merge(reports: tuple[str, ...], output_dir: str, baseline: str | None, fail_
 
     with _guarded():
         code = merge_command([Path(p) for p in reports], Path(output_dir),
-                             MergeOptions(baseline, fail_on, comment, comment_key, comment_author))
+                             MergeOptions(baseline, fail_on, comment, comment_key, comment_author,
+                                          baseline_artifact))
     sys.exit(code)
 
 

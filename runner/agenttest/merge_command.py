@@ -32,6 +32,7 @@ class MergeOptions:
     comment: str | None = None
     comment_key: str = "default"
     comment_author: str | None = None
+    baseline_artifact: str = "agenttest-results"
 
 
 def merge_command(paths: list[Path], output_dir: Path, options: MergeOptions | None = None,
@@ -130,7 +131,8 @@ def _pull_request_loop(options: MergeOptions, output_dir: Path) -> PullRequestLo
     if options.baseline != AUTO and options.comment in (None, "off"):
         return None
     values = {"baseline": options.baseline, "fail_on": options.fail_on, "comment": options.comment,
-              "comment_key": options.comment_key, "comment_author": options.comment_author}
+              "comment_key": options.comment_key, "comment_author": options.comment_author,
+              "baseline_artifact": options.baseline_artifact}
     run_options = merge_options({k: v for k, v in values.items() if v is not None})
     facts = run_facts()
     if facts.token:

@@ -296,14 +296,14 @@ def _key_lines(text: str) -> dict[str, int]:
 
     def walk(node: yaml.Node, path: str) -> None:
         if isinstance(node, yaml.MappingNode):
-            for key, value in node.value:
+            for key, value in node.value:      # a key written twice: YAML keeps the last, and so does this
                 inner = f"{path}.{key.value}" if path else str(key.value)
-                lines.setdefault(inner, key.start_mark.line + 1)
+                lines[inner] = lines[inner.replace("-", "_")] = key.start_mark.line + 1     # `output-dir` too
                 walk(value, inner)
         elif isinstance(node, yaml.SequenceNode):
             for index, item in enumerate(node.value):
                 inner = f"{path}[{index}]"
-                lines.setdefault(inner, item.start_mark.line + 1)
+                lines[inner] = item.start_mark.line + 1
                 walk(item, inner)
 
     if root is not None:

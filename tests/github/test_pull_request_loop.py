@@ -436,7 +436,7 @@ def test_on_a_push_the_baseline_is_the_branchs_last_run(repo: Repo) -> None:
 
 def test_shards_post_no_comment_and_merge_posts_the_whole_runs_compared_with_the_base_branch(repo: Repo) -> None:
     main = repo.api.add_run(branch="main")
-    repo.api.add_artifact(main, zip_of({"report.json": baseline_report(repo)}))
+    repo.api.add_artifact(main, zip_of({"report.json": baseline_report(repo)}), name="merged-results")
     repo.break_cases("flip")
     for k in (1, 2):
         shard = repo.cli(1400, "--shard", f"{k}/2", "--output-dir", f"shard-{k}", "--baseline", "auto",
@@ -447,7 +447,8 @@ def test_shards_post_no_comment_and_merge_posts_the_whole_runs_compared_with_the
     assert repo.api.writes() == []              # a shard's slice never overwrites the pull request's comment
 
     merged = repo.merge(1401, "shard-1/report.json", "shard-2/report.json", "--output-dir", "agenttest-results",
-                        "--baseline", "auto", "--comment", "auto", "--fail-on", "regression")
+                        "--baseline", "auto", "--baseline-artifact", "merged-results", "--comment", "auto",
+                        "--fail-on", "regression")
     assert merged.code == 1, merged.log
     assert [entry["id"] for entry in merged.report["comparison"]["regressions"]] == ["flip"]
     assert merged.report["metadata"]["baseline"]["found"] is True

@@ -30,7 +30,7 @@ def compare(current: Mapping[str, Any], baseline: Mapping[str, Any], *, path: st
     removed cases from the cases it left to others: it reports none, and the baseline's pass rate over its own."""
     partial = partial or bool(_mapping(_mapping(current.get("metadata")).get("options")).get("run"))
     before, now = _by_key(baseline), _by_key(current)
-    _match_moved(before, now)
+    _match_moved(before, now, partial)
     groups: dict[str, list[dict[str, Any]]] = {"regressions": [], "noise": [], "fixes": [], "still_failing": [],
                                                "new": [], "removed": [], "introduced": []}
     compared = {key: (before[key], result) for key, result in now.items()
@@ -118,12 +118,12 @@ def _new_duplicates(current: Mapping[str, Any], baseline: Mapping[str, Any]) -> 
 
 
 def _match_moved(before: dict[tuple[str, str], Mapping[str, Any]],
-                 now: dict[tuple[str, str], Mapping[str, Any]]) -> None:
+                 now: dict[tuple[str, str], Mapping[str, Any]], partial: bool = False) -> None:
     """A case whose suite file was renamed or moved is still the same case: an id found once among the cases that
     disappeared and once among those that appeared is matched across (the old entry is keyed by its new place);
-    then, among the rest, an id and its file's name found once each (suites that moved together, each numbering
-    its cases T001…)."""
-    for mark in (_case_id, _file_name_and_id):
+    then, in a whole run, among the rest, an id and its file's name found once each (suites that moved together,
+    each numbering its cases T001…). A part of a run (a shard, `--run`) does not: what it did not run is not gone."""
+    for mark in (_case_id,) if partial else (_case_id, _file_name_and_id):
         gone = _unique([key for key in before if key not in now], mark)
         for found, key in _unique([key for key in now if key not in before], mark).items():
             old = gone.get(found)
