@@ -15,9 +15,9 @@ when it last turned, and
 - a watchdog thread that finds the loop held past the deadline of an async user call in flight (`awaiting`) sends
   the main thread SIGUSR2, whose handler raises `LoopHeld` there: the call ends as an error naming the line.
 
-Only an async user call of a case (an agent, a tool: `awaiting` knows its task and deadline) is ever stopped, never
-agenttest's own code, another task, or a hook (an After hook cleans up after an interrupt). The run's worker threads
-leave these signals to the main thread (`quiet_thread`).
+Only an async user call of a case (an agent, a tool, a script assertion: `awaiting` knows its task and deadline)
+is ever stopped, never agenttest's own code, another task, or a hook (an After hook cleans up after an
+interrupt). The run's worker threads leave these signals to the main thread (`quiet_thread`).
 
 Elsewhere — the Python API and the pytest plugin (the caller's process and signals), another thread, Windows (no
 `pthread_kill`), or SIGUSR2 already someone's — nothing is watched.

@@ -90,3 +90,22 @@ def test_a_signal_stops_a_run_whose_async_agent_holds_the_loop_in_a_blocking_rea
     first = run.result("a")
     assert first["status"] == "error" and f"({signal.Signals(signum).name} came meanwhile)" in first["error"]
     assert run.result("b")["status"] == "skipped"               # never started: the run was stopping
+
+
+def test_an_async_script_assertion_that_holds_the_loop_fails_at_the_cases_timeout(project: Project) -> None:
+    project.write("checks.py", """
+        import time
+
+        async def slow(output):
+            time.sleep(60)
+            return True
+        """)
+    project.suite("s.jsonl", {"id": "a", "input": "spin-free", "timeout": "1s",
+                              "assert": {"type": "script", "script": "checks.slow"}})
+    project.write("bot.py", "async def respond(request):\n    return 'ok'\n")
+    started = time.monotonic()
+    run = project.run("-i", "s.jsonl", env={"STARTED": str(project.root / "started")})
+    assert time.monotonic() - started < 30, run.stdout
+    result = run.result("a")
+    assert result["status"] in ("failed", "timeout"), result
+    assert "raised LoopHeld at checks.py:4: held the run's event loop" in result["error"], result["error"]

@@ -91,6 +91,7 @@ class EvalContext:
     latency_ms: float = 0.0
     helpers: HelperCaller | None = None
     conversation: list[dict[str, Any]] | None = None
+    deadline: float | None = None       # the case's (time.monotonic): an async script holding the loop past it stops
 
     @property
     def output(self) -> Any:

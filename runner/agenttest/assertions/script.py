@@ -53,7 +53,8 @@ async def script(spec: AssertionSpec, ctx: EvalContext) -> Verdict:
 
     target: _Script = spec.prepared
     try:
-        returned = await call_user(target.func, ctx.output, ctx.input, spec.value, ctx.response.to_dict())
+        returned = await call_user(target.func, ctx.output, ctx.input, spec.value, ctx.response.to_dict(),
+                                   deadline=ctx.deadline)
     except Exception as exc:  # the user's code failing is a failed assertion, not a crash of the run
         from ..user_errors import describe
 

@@ -218,7 +218,7 @@ class DynamicRunner(CaseRunner):
             talk.last = (response, latency_ms)
             talk.user_done = False
             ctx = EvalContext(response=response, input=record.get("input"), latency_ms=latency_ms,
-                              helpers=work.helpers, conversation=list(talk.messages))
+                              helpers=work.helpers, conversation=list(talk.messages), deadline=work.deadline)
             await self._guards(talk, record, ctx, work)
             if step is not None and step.assertions:
                 await self._turn_assertions(talk, record, step.assertions, ctx, work)
@@ -343,7 +343,7 @@ class DynamicRunner(CaseRunner):
             raise talk.fail("final_failed", "final: the conversation ended before the agent said anything")
         response, latency_ms = talk.last
         ctx = EvalContext(response=response, input=talk.turns[-1].get("input"), latency_ms=latency_ms,
-                          helpers=work.helpers, conversation=list(talk.messages))
+                          helpers=work.helpers, conversation=list(talk.messages), deadline=work.deadline)
         verdicts = await _evaluated(final, ctx, work, "in the final assertions")
         result.assertions = verdicts
         stuck = undecided(verdicts)

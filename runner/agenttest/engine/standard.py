@@ -19,7 +19,8 @@ class StandardRunner(CaseRunner):
         response, latency_ms = await self.call_target(request, work)
         result.output = response.subject()
         result.trace = response_trace(response)
-        ctx = EvalContext(response=response, input=case.input, latency_ms=latency_ms, helpers=work.helpers)
+        ctx = EvalContext(response=response, input=case.input, latency_ms=latency_ms, helpers=work.helpers,
+                          deadline=work.deadline)
         if may_wait(case.assertions):
             try:
                 verdicts = await within(evaluate_all(case.assertions, ctx), max(work.remaining(), 0.001))
