@@ -21,7 +21,6 @@ from .github.environment import in_github_actions
 from .github.log import guarded_log, write_line
 from .github.outputs import write_error_conclusion
 from .report.reporting import reporting_for
-from .secrets import register_secret
 
 if TYPE_CHECKING:
     from .github.pull_request import PullRequestLoop
@@ -109,18 +108,10 @@ class Launch:
 
     def _pull_request_loop(self, config: RunConfig) -> PullRequestLoop:
         """The run's pull-request loop (`--baseline auto`, `--comment`), its GitHub token registered as a secret."""
-        from dataclasses import replace
-
-        from .github.environment import run_facts
         from .github.pull_request import PullRequestLoop
 
-        facts = run_facts()
-        if self.github_token:
-            facts = replace(facts, token=self.github_token)
-        if facts.token:
-            register_secret(facts.token)
-        return PullRequestLoop(config.options, facts, cwd=config.cwd, comment_default=self.comment_default,
-                               output_dir=config.output_dir)
+        return PullRequestLoop.from_environment(config.options, cwd=config.cwd, output_dir=config.output_dir,
+                                                comment_default=self.comment_default, token=self.github_token)
 
     def _reporting(self, config: RunConfig) -> Reporting:
         reporting = reporting_for(config)

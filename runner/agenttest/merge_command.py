@@ -40,7 +40,7 @@ def merge_command(paths: list[Path], output_dir: Path, options: MergeOptions | N
     """Read, merge and write the shards' artifacts into `output_dir` (and the job summary); compare with the
     baseline and post the comment when asked; say what came of it in a few lines. Returns the exit code: 2 when the
     reports cannot be merged."""
-    from .analysis import exit_code, failures_under_regression, run_ok
+    from .analysis import exit_code, failures_under_regression, run_ok, without_a_baseline
     from .errors import EXIT_USAGE
 
     out = out or sys.stdout
@@ -67,9 +67,7 @@ def merge_command(paths: list[Path], output_dir: Path, options: MergeOptions | N
         write_line(out, f"Compared with {compared_with}: {comparison_line(comparison)}")
     regressions = failures_under_regression(comparison)
     if options.fail_on == "regression" and comparison is None:
-        fetched = loop is not None and loop.fetches_baseline
-        why = "no baseline was found" if fetched else "--fail-on regression needs --baseline"
-        write_line(sys.stderr, f"⚠ {why}: failing on any failure instead")
+        write_line(sys.stderr, without_a_baseline(fetched=loop is not None and loop.fetches_baseline))
     if loop is not None:
         loop.after_run(merged)
     spent = bool((summary.get("budget") or {}).get("spent"))
@@ -122,11 +120,9 @@ def _write_artifacts(merged: dict[str, Any], output_dir: Path) -> bool:
 def _pull_request_loop(options: MergeOptions, output_dir: Path) -> PullRequestLoop | None:
     """The merge's pull-request loop when it fetches its baseline or posts a comment (the run's, `launch`), its
     token registered as a secret; None otherwise. UsageError for a comment key or author that cannot be one."""
-    from .github.environment import run_facts
     from .github.pull_request import PullRequestLoop
     from .options import merge_options
     from .report.reporting import AUTO
-    from .secrets import register_secret
 
     if options.baseline != AUTO and options.comment in (None, "off"):
         return None
@@ -134,7 +130,4 @@ def _pull_request_loop(options: MergeOptions, output_dir: Path) -> PullRequestLo
               "comment_key": options.comment_key, "comment_author": options.comment_author,
               "baseline_artifact": options.baseline_artifact}
     run_options = merge_options({k: v for k, v in values.items() if v is not None})
-    facts = run_facts()
-    if facts.token:
-        register_secret(facts.token)
-    return PullRequestLoop(run_options, facts, cwd=Path.cwd(), output_dir=output_dir)
+    return PullRequestLoop.from_environment(run_options, cwd=Path.cwd(), output_dir=output_dir)

@@ -153,6 +153,13 @@ def _redefined(result: Mapping[str, Any], old: Mapping[str, Any]) -> bool:
     return isinstance(now, str) and isinstance(then, str) and now != then
 
 
+def without_a_baseline(fetched: bool) -> str:
+    """What `--fail-on regression` says when the run has no comparison: `fetched`, whether `--baseline auto` looked
+    for one and found none."""
+    why = "no baseline was found" if fetched else "--fail-on regression needs --baseline"
+    return f"⚠ {why}: failing on any failure instead"
+
+
 def failures_under_regression(comparison: Mapping[str, Any] | None) -> int | None:
     """How many cases fail a run under `fail-on: regression`: its regressions and the failures it introduced
     (`compare`); None without a comparison."""

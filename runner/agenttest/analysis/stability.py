@@ -28,7 +28,8 @@ def outside_the_replay(run: CaseResult) -> bool:
     """`outside_the_agent` in a replay: a recorded infra error still is; a replay's own miss (or a cassette it cannot
     read, an agent changed since) is not — the recording does not hold the run, which no chance explains — and
     counts against the case."""
-    return outside_the_agent(run) and not (run.error or "").split(": ", 1)[-1].startswith("replay: ")
+    error = run.error or ""         # `replay: …` (agents/replay.py), as a case reports it: `agent error: replay: …`
+    return outside_the_agent(run) and not (error.startswith("replay: ") or ": replay: " in error[:40])
 
 
 def stability_class(pass_rate: float) -> str:

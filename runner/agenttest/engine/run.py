@@ -21,7 +21,7 @@ from ..agents.meter import Meter
 from ..agents.pool import AgentPool
 from ..agents.urls import register_proxy_credentials
 from ..allocation import with_frame_room
-from ..analysis import exit_code, failures_under_regression
+from ..analysis import exit_code, failures_under_regression, without_a_baseline
 from ..cases import load_suite
 from ..cases.loader import Checks, no_cases_found
 from ..cases.model import Case, InvalidCase, Suite
@@ -217,9 +217,7 @@ async def _baseline(config: RunConfig, reporting: Reporting) -> None:
         with cancelled_by_signals():
             await reporting.find_baseline(reporting)
     if config.options.fail_on == "regression" and reporting.baseline is None:
-        why = "no baseline was found" if reporting.find_baseline is not None else "--fail-on regression needs " \
-                                                                                  "--baseline"
-        write_line(sys.stderr, f"⚠ {why}: failing on any failure instead")
+        write_line(sys.stderr, without_a_baseline(fetched=reporting.find_baseline is not None))
 
 
 @dataclass

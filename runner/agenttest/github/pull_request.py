@@ -36,7 +36,7 @@ from .log import print_commands, write_line
 from .outputs import write_outputs
 
 if TYPE_CHECKING:     # the REST client (aiohttp), the baseline and the comment load only when GitHub is asked
-    from ..options import RunOptions
+    from ..options import PlainOptions, RunOptions
     from ..report.base import Reporting
     from .baseline import Baseline
     from .comment import CommentOutcome
@@ -97,7 +97,7 @@ def queued_onto(event_name: str | None, payload: Mapping[str, Any]) -> str | Non
 class PullRequestLoop:
     """The baseline fetched and the comment kept for one run; see the module's docstring."""
 
-    def __init__(self, options: RunOptions, facts: RunFacts, *, cwd: Path, comment_default: str = "off",
+    def __init__(self, options: RunOptions | PlainOptions, facts: RunFacts, *, cwd: Path, comment_default: str = "off",
                  output_dir: Path | None = None) -> None:
         self.facts = facts
         self.cwd = cwd
@@ -116,6 +116,20 @@ class PullRequestLoop:
             payload, self.event_problem = read_event(facts.event_path)
         self.pull_request = pull_request_of(facts.event_name, payload)
         self.queued_onto = queued_onto(facts.event_name, payload)
+
+    @classmethod
+    def from_environment(cls, options: RunOptions | PlainOptions, *, cwd: Path, output_dir: Path,
+                         comment_default: str = "off", token: str | None = None) -> PullRequestLoop:
+        """The loop of a run or a merge in this workflow run (`run_facts`), `token` (the Action's input) over
+        `GITHUB_TOKEN`, the token registered as a secret."""
+        from ..secrets import register_secret
+
+        facts = environment.run_facts()
+        if token:
+            facts = dataclasses.replace(facts, token=token)
+        if facts.token:
+            register_secret(facts.token)
+        return cls(options, facts, cwd=cwd, comment_default=comment_default, output_dir=output_dir)
 
     @property
     def fetches_baseline(self) -> bool:
