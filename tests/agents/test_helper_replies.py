@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 import yaml
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from agenttest.agents.base import AgentResponse
@@ -284,10 +284,19 @@ def test_no_agent_text_before_the_judge_s_verdict_changes_it(agent: str, verdict
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(agent=_AGENT_TEXT, message=st.text(min_size=1, max_size=30).filter(str.strip), goal=st.booleans())
+@example(agent="", message="< >", goal=False)         # found by a fresh clone's run: refused alike either way
 def test_no_agent_text_before_the_simulator_s_turn_changes_it(agent: str, message: str, goal: bool) -> None:
     turn = {"reasoning": "next", "message": message, "goal_achieved": goal}
     written = f"The agent said: {agent}\nMy turn: {json.dumps(turn)}"
-    assert read_simulator(text(written)) == read_simulator(data(turn))
+    assert _turn(text(written)) == _turn(data(turn))      # a message shaped like a placeholder (`< >`) is refused
+
+
+def _turn(response: AgentResponse) -> SimulatorReply | str:
+    """The simulator's turn read from its reply, or why there is none."""
+    try:
+        return read_simulator(response)
+    except HelperError as exc:
+        return exc.message
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
